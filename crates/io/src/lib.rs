@@ -1,0 +1,1 @@
+//! clothbake-io: file formats only (glTF/OBJ import, animation, skinning, scene TOML, caches).
