@@ -1,6 +1,4 @@
 //! Command-line arguments (clap derive). Doc comments here are the `--help` text.
-// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 
@@ -103,17 +101,6 @@ pub enum FormatArg {
     Mdd,
     /// One Wavefront OBJ per frame: <garment>.<frame:04>.obj.
     Obj,
-}
-
-impl FormatArg {
-    /// The name used in scene files.
-    pub fn name(self) -> &'static str {
-        match self {
-            FormatArg::Pc2 => "pc2",
-            FormatArg::Mdd => "mdd",
-            FormatArg::Obj => "obj",
-        }
-    }
 }
 
 /// An inclusive frame range `A..B` (also accepts `A..=B` and `A-B`).
