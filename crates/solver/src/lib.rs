@@ -4,8 +4,12 @@
 //! modified preconditioned CG (MSc thesis, UBC 2003), body-proxy contact and self-collision.
 
 pub mod collide;
+pub mod error;
 pub mod forces;
 pub mod integrator;
 pub mod linalg;
 pub mod material;
+pub mod mesh;
 pub mod self_collision;
+
+pub use error::{ModelError, SimError};

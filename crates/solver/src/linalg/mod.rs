@@ -1,1 +1,9 @@
-//! (placeholder: filled by its owner)
+//! Linear algebra of the implicit step: the 3×3 block sparse matrix, deterministic reductions and the
+//! modified preconditioned conjugate gradient (Baraff & Witkin §5.3 with Boxerman's corrections).
+
+pub mod block_sparse;
+pub mod mpcg;
+pub mod reduce;
+
+pub use block_sparse::{BlockMatrix, BlockPattern};
+pub use mpcg::{CgResult, CgSettings, Filter, Mpcg};

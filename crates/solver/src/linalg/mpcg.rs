@@ -1,0 +1,384 @@
+//! Modified preconditioned conjugate gradient for A·x = b under per-vertex velocity constraints
+//! (Baraff & Witkin 1998 §5.3), in the corrected form of Boxerman (MSc thesis 2003, fig. 5.2):
+//! warm start x = S·x_prev + (I−S)·z, stopping on the filtered residual relative to the filtered
+//! right-hand side b̂ = S(b − A(I−S)z), and the constrained block-Jacobi preconditioner
+//! P = S·C + (I−S) (eq. 5.4, C = the 3×3 diagonal blocks of A).
+
+use super::block_sparse::BlockMatrix;
+use super::reduce::{dot, Partials};
+use glam::{Mat3, Vec3};
+use rayon::prelude::*;
+
+/// Per-vertex filter S_i (eq. 5.1): which directions of the velocity change are free.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Filter {
+    /// ndof 3: S = I.
+    #[default]
+    Free,
+    /// ndof 2: the unit direction `n` is prescribed, S = I − n nᵀ.
+    Plane(Vec3),
+    /// ndof 1: only the unit direction `p` is free, S = p pᵀ.
+    Line(Vec3),
+    /// ndof 0: everything prescribed, S = 0.
+    Fixed,
+}
+
+impl Filter {
+    /// S·v (exact for `Free` and `Fixed`).
+    #[inline]
+    pub fn apply(&self, v: Vec3) -> Vec3 {
+        match *self {
+            Filter::Free => v,
+            Filter::Plane(n) => v - n * n.dot(v),
+            Filter::Line(p) => p * p.dot(v),
+            Filter::Fixed => Vec3::ZERO,
+        }
+    }
+
+    /// S·x + (I−S)·z: free components from `x`, prescribed ones from `z`.
+    #[inline]
+    pub fn combine(&self, x: Vec3, z: Vec3) -> Vec3 {
+        match *self {
+            Filter::Free => x,
+            Filter::Fixed => z,
+            _ => self.apply(x) + (z - self.apply(z)),
+        }
+    }
+
+    /// The matrix S.
+    pub fn matrix(&self) -> Mat3 {
+        match *self {
+            Filter::Free => Mat3::IDENTITY,
+            Filter::Plane(n) => Mat3::IDENTITY - outer(n, n),
+            Filter::Line(p) => outer(p, p),
+            Filter::Fixed => Mat3::ZERO,
+        }
+    }
+
+    /// Number of free degrees of freedom.
+    pub fn ndof(&self) -> u8 {
+        match self {
+            Filter::Free => 3,
+            Filter::Plane(_) => 2,
+            Filter::Line(_) => 1,
+            Filter::Fixed => 0,
+        }
+    }
+}
+
+/// a bᵀ.
+#[inline]
+pub fn outer(a: Vec3, b: Vec3) -> Mat3 {
+    Mat3::from_cols(a * b.x, a * b.y, a * b.z)
+}
+
+/// Stopping rule: relative filtered residual `tolerance`, at most `max_iterations`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CgSettings {
+    pub tolerance: f32,
+    pub max_iterations: u32,
+}
+
+/// Outcome of one solve.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct CgResult {
+    pub iterations: u32,
+    /// sqrt(rᵀP⁻¹r / b̂ᵀP⁻¹b̂) at exit: the filtered residual relative to the filtered right-hand side.
+    pub residual: f32,
+    pub converged: bool,
+    /// A non-finite value appeared (the solution is not usable).
+    pub non_finite: bool,
+}
+
+/// Reusable MPCG workspace (no allocation once sized).
+#[derive(Debug, Default, Clone)]
+pub struct Mpcg {
+    r: Vec<Vec3>,
+    p: Vec<Vec3>,
+    s: Vec<Vec3>,
+    h: Vec<Vec3>,
+    pinv: Vec<Mat3>,
+    partials: Partials,
+}
+
+impl Mpcg {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Solves S·A·x = S·b, (I−S)·x = (I−S)·z (eqs. 5.2). `x` holds the previous solution on entry (warm
+    /// start) and the solution on exit. Stops when rᵀP⁻¹r <= tol²·b̂ᵀP⁻¹b̂ or after `max_iterations`.
+    pub fn solve(
+        &mut self,
+        a: &BlockMatrix,
+        b: &[Vec3],
+        filter: &[Filter],
+        z: &[Vec3],
+        x: &mut [Vec3],
+        settings: CgSettings,
+    ) -> CgResult {
+        let n = b.len();
+        for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
+            v.resize(n, Vec3::ZERO);
+        }
+        self.pinv.resize(n, Mat3::IDENTITY);
+        // P⁻¹ = (S C + (I − S))⁻¹ per vertex.
+        self.pinv.par_iter_mut().enumerate().for_each(|(i, pinv)| {
+            let s = filter[i];
+            *pinv = match s {
+                Filter::Free => a.diag[i].inverse(),
+                Filter::Fixed => Mat3::IDENTITY,
+                _ => {
+                    let sm = s.matrix();
+                    (sm * a.diag[i] + (Mat3::IDENTITY - sm)).inverse()
+                }
+            };
+            if !pinv.is_finite() {
+                *pinv = Mat3::IDENTITY;
+            }
+        });
+        // Warm start: x = S x_prev + (I − S) z.
+        x.par_iter_mut()
+            .zip(filter.par_iter().zip(z.par_iter()))
+            .for_each(|(x, (s, z))| *x = s.combine(*x, *z));
+        // b̂ = S(b − A(I − S)z) in r, P⁻¹ b̂ in h, δ0 = b̂ᵀP⁻¹b̂.
+        self.h
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, h)| *h = z[i] - filter[i].apply(z[i]));
+        a.mul(&self.h, &mut self.s);
+        let pinv = &self.pinv;
+        let s_vec = &self.s;
+        self.r
+            .par_iter_mut()
+            .zip(self.h.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (r, h))| {
+                *r = filter[i].apply(b[i] - s_vec[i]);
+                *h = pinv[i] * *r;
+            });
+        let delta0 = dot(&self.r, &self.h, &mut self.partials);
+        if !delta0.is_finite() {
+            return CgResult {
+                non_finite: true,
+                ..Default::default()
+            };
+        }
+        if delta0 == 0.0 {
+            x.par_iter_mut()
+                .zip(filter.par_iter().zip(z.par_iter()))
+                .for_each(|(x, (s, z))| *x = s.combine(Vec3::ZERO, *z));
+            return CgResult {
+                iterations: 0,
+                residual: 0.0,
+                converged: true,
+                non_finite: false,
+            };
+        }
+        // r = S(b − A x), p = S P⁻¹ r, δ = rᵀp.
+        {
+            let xs: &[Vec3] = x;
+            self.r
+                .par_iter_mut()
+                .zip(self.p.par_iter_mut())
+                .enumerate()
+                .for_each(|(i, (r, p))| {
+                    *r = filter[i].apply(b[i] - a.row_mul(i, xs));
+                    *p = filter[i].apply(pinv[i] * *r);
+                });
+        }
+        let mut delta = dot(&self.r, &self.p, &mut self.partials);
+        let target = (settings.tolerance as f64).powi(2) * delta0;
+        let mut it = 0;
+        while delta > target && it < settings.max_iterations {
+            if !delta.is_finite() {
+                break;
+            }
+            let p = &self.p;
+            self.s
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(i, s)| *s = filter[i].apply(a.row_mul(i, p)));
+            let ps = dot(&self.p, &self.s, &mut self.partials);
+            let alpha = (delta / ps) as f32;
+            if !ps.is_finite() {
+                delta = f64::NAN;
+                break;
+            }
+            if ps <= 0.0 || !alpha.is_finite() {
+                break; // breakdown at rounding level: stop with the current (finite) residual
+            }
+            let s_vec = &self.s;
+            x.par_iter_mut()
+                .zip(self.r.par_iter_mut())
+                .zip(self.h.par_iter_mut())
+                .enumerate()
+                .for_each(|(i, ((x, r), h))| {
+                    *x += alpha * p[i];
+                    *r -= alpha * s_vec[i];
+                    *h = pinv[i] * *r;
+                });
+            let old = delta;
+            delta = dot(&self.r, &self.h, &mut self.partials);
+            let beta = (delta / old) as f32;
+            let h = &self.h;
+            self.p
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(i, p)| *p = filter[i].apply(h[i] + beta * *p));
+            it += 1;
+        }
+        let finite = delta.is_finite();
+        CgResult {
+            iterations: it,
+            residual: if finite {
+                (delta.max(0.0) / delta0).sqrt() as f32
+            } else {
+                f32::NAN
+            },
+            converged: finite && delta <= target,
+            non_finite: !finite,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::block_sparse::BlockPattern;
+    use super::*;
+
+    /// xorshift, deterministic test data.
+    struct Rng(u64);
+    impl Rng {
+        fn f(&mut self) -> f32 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+        }
+        fn v(&mut self) -> Vec3 {
+            Vec3::new(self.f(), self.f(), self.f())
+        }
+    }
+
+    /// Random SPD system on a ring-plus-chords graph: A = M + Σ_edges [K −K; −K K], K = RᵀR + 0.1 I.
+    fn system(n: usize, rng: &mut Rng) -> BlockMatrix {
+        let pairs: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 7 + 3) % n as u32]])
+            .collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        for d in a.diag.iter_mut() {
+            *d = Mat3::from_diagonal(Vec3::splat(0.5 + rng.f().abs()));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for &[i, j] in &pairs {
+            if i == j || !seen.insert((i.min(j), i.max(j))) {
+                continue;
+            }
+            let r = Mat3::from_cols(rng.v(), rng.v(), rng.v());
+            let k = (r.transpose() * r + Mat3::from_diagonal(Vec3::splat(0.1))) * 20.0;
+            a.diag[i as usize] += k;
+            a.diag[j as usize] += k;
+            let sij = a.pattern.slot(i, j).unwrap();
+            let sji = a.pattern.slot(j, i).unwrap();
+            a.off[sij] -= k;
+            a.off[sji] -= k;
+        }
+        a
+    }
+
+    #[test]
+    fn solves_filtered_spd_system() {
+        let mut rng = Rng(0x9e3779b97f4a7c15);
+        let n = 300;
+        let a = system(n, &mut rng);
+        let b: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
+        let z: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
+        let filter: Vec<Filter> = (0..n)
+            .map(|i| match i % 7 {
+                0 => Filter::Fixed,
+                1 => Filter::Plane(rng.v().normalize()),
+                2 => Filter::Line(rng.v().normalize()),
+                _ => Filter::Free,
+            })
+            .collect();
+        let mut x: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
+        let res = Mpcg::new().solve(
+            &a,
+            &b,
+            &filter,
+            &z,
+            &mut x,
+            CgSettings {
+                tolerance: 1e-5,
+                max_iterations: 1000,
+            },
+        );
+        assert!(res.converged, "{res:?}");
+        assert!(res.iterations > 5 && res.iterations < 300, "{res:?}");
+        // Constrained components equal z: exactly for ndof 0, to rounding for ndof 1–2.
+        for i in 0..n {
+            let s = filter[i];
+            match s {
+                Filter::Fixed => assert_eq!(x[i], z[i]),
+                Filter::Free => {}
+                _ => {
+                    let d = (x[i] - s.apply(x[i])) - (z[i] - s.apply(z[i]));
+                    assert!(d.length() < 1e-5, "vertex {i}: {d}");
+                }
+            }
+        }
+        // Filtered residual S(b − A x), recomputed in f64, is small relative to b̂ = S(b − A(I−S)z).
+        let zc: Vec<Vec3> = (0..n).map(|i| z[i] - filter[i].apply(z[i])).collect();
+        let (mut rr, mut bb) = (0.0f64, 0.0f64);
+        for i in 0..n {
+            let r = filter[i].apply(b[i] - a.row_mul(i, &x)).as_dvec3();
+            rr += r.length_squared();
+            bb += filter[i]
+                .apply(b[i] - a.row_mul(i, &zc))
+                .as_dvec3()
+                .length_squared();
+        }
+        assert!(
+            (rr / bb).sqrt() < 1e-3,
+            "relative filtered residual {}",
+            (rr / bb).sqrt()
+        );
+    }
+
+    #[test]
+    fn warm_start_from_solution_needs_no_iterations() {
+        let mut rng = Rng(7);
+        let n = 50;
+        let a = system(n, &mut rng);
+        let b: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
+        let z = vec![Vec3::ZERO; n];
+        let filter = vec![Filter::Free; n];
+        let mut x = vec![Vec3::ZERO; n];
+        let mut cg = Mpcg::new();
+        let first = cg.solve(
+            &a,
+            &b,
+            &filter,
+            &z,
+            &mut x,
+            CgSettings {
+                tolerance: 1e-5,
+                max_iterations: 500,
+            },
+        );
+        let second = cg.solve(
+            &a,
+            &b,
+            &filter,
+            &z,
+            &mut x,
+            CgSettings {
+                tolerance: 1e-5,
+                max_iterations: 500,
+            },
+        );
+        assert!(first.iterations > 3);
+        assert_eq!(second.iterations, 0);
+    }
+}
