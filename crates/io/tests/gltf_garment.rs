@@ -277,3 +277,49 @@ fn errors_name_the_file_and_the_element() {
         "{e}"
     );
 }
+
+/// Source order = Blender's glTF import order: per primitive, the used vertices in increasing
+/// index order (checked with Blender 4.5's importer on this same file: it creates these 7
+/// vertices in this order).
+#[test]
+fn source_order_follows_blenders_importer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = GltfBuilder::new();
+    let p0 = b.floats(
+        &[
+            0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.5, 0.0,
+        ],
+        "VEC3",
+    );
+    let i0 = b.u16s(&[4, 2, 3, 2, 1, 3], "SCALAR");
+    let p1 = b.floats(&[5.0, 0.0, 0.0, 6.0, 0.0, 0.0, 6.0, 1.0, 0.0], "VEC3");
+    let i1 = b.u16s(&[0, 1, 2], "SCALAR");
+    b.json["meshes"] = json!([{"name": "Two", "primitives": [
+        {"attributes": {"POSITION": p0}, "indices": i0},
+        {"attributes": {"POSITION": p1}, "indices": i1}]}]);
+    b.node(json!({"name": "Two", "mesh": 0}), true);
+    b.write_gltf(&dir.path().join("two.gltf"));
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "[[garment]]\nname = \"two\"\nmesh = \"two.gltf\"\n",
+    )
+    .unwrap();
+    let s = load_scene(&dir.path().join("s.toml"), &["cotton"]).unwrap();
+    let g = &s.garments[0];
+    let mut out = Vec::new();
+    g.output_frame(&g.positions, 1, Space::World, Up::Y, &mut out);
+    let want = [
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [2.0, 0.5, 0.0],
+        [5.0, 0.0, 0.0],
+        [6.0, 0.0, 0.0],
+        [6.0, 1.0, 0.0],
+    ];
+    assert_eq!(out, want.iter().map(|p| Vec3::from(*p)).collect::<Vec<_>>());
+    assert_eq!(
+        g.source_faces,
+        vec![vec![3, 1, 2], vec![1, 0, 2], vec![4, 5, 6]]
+    );
+}
