@@ -323,3 +323,38 @@ fn source_order_follows_blenders_importer() {
         vec![vec![3, 1, 2], vec![1, 0, 2], vec![4, 5, 6]]
     );
 }
+
+/// Pin weights from a vertex colour stored as normalized UNSIGNED_SHORT (as Blender exports
+/// COLOR_0): weight = red / 65535; zero red = not pinned.
+#[test]
+fn pins_from_normalized_vertex_colour() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = build(&parts());
+    let red: [u16; 8] = [0, 65535, 0, 0, 32768, 0, 0, 0];
+    let rgba: Vec<u16> = red.iter().flat_map(|&r| [r, 7, 7, 65535]).collect();
+    let c = b.u16s(&rgba, "VEC4");
+    b.json["accessors"][c]["normalized"] = json!(true);
+    b.json["meshes"][0]["primitives"][0]["attributes"]["COLOR_0"] = json!(c);
+    b.write_gltf(&dir.path().join("c.gltf"));
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "[[garment]]\nname = \"c\"\nmesh = \"c.gltf\"\n[garment.pin]\nattribute = \"COLOR_0\"\n",
+    )
+    .unwrap();
+    let s = load_scene(&dir.path().join("s.toml"), &["cotton"]).unwrap();
+    let g = &s.garments[0];
+    // Source 1 and source 4 weld into cloth vertex 1: the larger weight (1.0) wins.
+    assert_eq!(g.pins.vertices, vec![1]);
+    assert_eq!(g.pins.weights, vec![1.0]);
+    // Only source 4 pinned: weight 32768 / 65535.
+    let mut b = build(&parts());
+    let red: [u16; 8] = [0, 0, 0, 0, 32768, 0, 0, 0];
+    let rgba: Vec<u16> = red.iter().flat_map(|&r| [r, 7, 7, 65535]).collect();
+    let c = b.u16s(&rgba, "VEC4");
+    b.json["accessors"][c]["normalized"] = json!(true);
+    b.json["meshes"][0]["primitives"][0]["attributes"]["COLOR_0"] = json!(c);
+    b.write_gltf(&dir.path().join("c.gltf"));
+    let s = load_scene(&dir.path().join("s.toml"), &["cotton"]).unwrap();
+    assert_eq!(s.garments[0].pins.vertices, vec![1]);
+    assert_eq!(s.garments[0].pins.weights, vec![32768.0 / 65535.0]);
+}

@@ -249,3 +249,84 @@ fn auto_capsules_follow_the_skinned_body() {
     }
     assert!(max_move > 0.05, "proxies barely move: {max_move}");
 }
+
+/// A skinned proxy mesh: the lower end weighted to joint 0, the upper end to joint 1; each end of
+/// the fitted capsule follows its joints through linear blend skinning.
+#[test]
+fn skinned_marked_capsule_ends_follow_their_joints() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = GltfBuilder::new();
+    let mut pts = Vec::new();
+    for y in [0.5f32, 1.0, 1.5] {
+        for k in 0..8 {
+            let a = k as f32 * std::f32::consts::TAU / 8.0;
+            pts.extend([0.05 * a.cos(), y, 0.05 * a.sin()]);
+        }
+    }
+    pts.extend([0.0, 0.45, 0.0, 0.0, 1.55, 0.0]);
+    let n = pts.len() / 3;
+    let upper: Vec<bool> = (0..n).map(|v| pts[3 * v + 1] >= 1.0).collect();
+    let joints: Vec<u16> = upper.iter().flat_map(|&u| [u as u16, 0, 0, 0]).collect();
+    let weights: Vec<f32> = (0..n).flat_map(|_| [1.0, 0.0, 0.0, 0.0]).collect();
+    let pos = b.floats(&pts, "VEC3");
+    let j = b.u16s(&joints, "VEC4");
+    let w = b.floats(&weights, "VEC4");
+    let idx: Vec<u16> = (1..n as u16 - 1).flat_map(|i| [0, i, i + 1]).collect();
+    let idx = b.u16s(&idx, "SCALAR");
+    let mesh = b.mesh(
+        "Leg",
+        json!({"POSITION": pos, "JOINTS_0": j, "WEIGHTS_0": w}),
+        Some(idx),
+    );
+    let j0 = b.node(json!({"name": "J0", "children": [1]}), true);
+    let j1 = b.node(json!({"name": "J1", "translation": [0.0, 1.0, 0.0]}), false);
+    let ibm: Vec<f32> = glam::Mat4::IDENTITY
+        .to_cols_array()
+        .into_iter()
+        .chain(glam::Mat4::from_translation(Vec3::new(0.0, -1.0, 0.0)).to_cols_array())
+        .collect();
+    let ibm = b.floats(&ibm, "MAT4");
+    b.json["skins"] = json!([{"joints": [j0, j1], "inverseBindMatrices": ibm}]);
+    b.node(
+        json!({"name": "CB_CAPSULE_leg", "mesh": mesh, "skin": 0}),
+        true,
+    );
+    let h = std::f32::consts::FRAC_PI_4.sin();
+    let times = b.floats(&[0.0, 1.0], "SCALAR");
+    let rots = b.floats(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, h, h], "VEC4");
+    b.json["animations"] = json!([{
+        "samplers": [{"input": times, "output": rots, "interpolation": "LINEAR"}],
+        "channels": [{"sampler": 0, "target": {"node": j1, "path": "rotation"}}]
+    }]);
+    b.write_gltf(&dir.path().join("leg.gltf"));
+    std::fs::write(
+        dir.path().join("s.toml"),
+        "[scene]\nframe_start = 0\n[[collider]]\ntype = \"gltf\"\nfile = \"leg.gltf\"\n",
+    )
+    .unwrap();
+    let mut s = load_scene(&dir.path().join("s.toml"), &["cotton"]).unwrap();
+    assert_eq!(s.colliders.names(), ["CB_CAPSULE_leg"]);
+    let mut shapes = Vec::new();
+    for (frame, upper_end) in [
+        (0.0, Vec3::new(0.0, 1.5, 0.0)),
+        (24.0, Vec3::new(-0.5, 1.0, 0.0)),
+    ] {
+        s.colliders.shapes_at(frame, &mut shapes);
+        let (a, b, ra, rb) = capsule_ends(&shapes[0]);
+        let (lower, upper) =
+            if a.distance(Vec3::new(0.0, 0.5, 0.0)) < b.distance(Vec3::new(0.0, 0.5, 0.0)) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+        assert!(
+            lower.distance(Vec3::new(0.0, 0.5, 0.0)) < 1e-5,
+            "frame {frame}: {lower}"
+        );
+        assert!(upper.distance(upper_end) < 1e-5, "frame {frame}: {upper}");
+        assert!(
+            (ra - 0.05).abs() < 1e-5 && (rb - 0.05).abs() < 1e-5,
+            "{ra} {rb}"
+        );
+    }
+}
