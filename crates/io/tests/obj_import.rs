@@ -156,6 +156,17 @@ fn scene_errors_name_scene_field() {
         e.contains("s.toml: garment[0].pin.vertices[1]: vertex 7 is out of range"),
         "{e}"
     );
+    let scene = write(
+        dir.path(),
+        "s.toml",
+        "[[garment]]\nname = \"c\"\nmesh = \"c.obj\"\nrest_shape = \"uv\"\n",
+    );
+    let e = load_scene(&scene, PRESETS).err().unwrap().to_string();
+    assert!(
+        e.contains("s.toml: garment[0].rest_shape: \"uv\" but "),
+        "{e}"
+    );
+    assert!(e.ends_with("c.obj has no UVs on every face"), "{e}");
 }
 
 #[test]
