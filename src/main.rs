@@ -1,3 +1,42 @@
-fn main() {
-    println!("clothbake: under construction");
+//! The `clothbake` command-line program: parses arguments, runs one command, maps errors to exit
+//! codes (0 success, 2 bad usage or input, 1 the simulation failed).
+
+mod cli;
+mod commands;
+mod error;
+mod fs_util;
+mod progress;
+mod report;
+mod samples;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::progress::Reporter;
+
+fn main() -> ExitCode {
+    // clap prints usage errors itself and exits with 2 (help and version with 0).
+    let cli = Cli::parse();
+    let json = match &cli.command {
+        Command::Bake(a) => a.json,
+        Command::Check(a) => a.json,
+        Command::Inspect(a) => a.json,
+        Command::Sample(_) => false,
+    };
+    let result = match &cli.command {
+        Command::Bake(a) => commands::bake::run(a),
+        Command::Inspect(a) => commands::inspect::run(a),
+        Command::Check(a) => commands::check::run(a),
+        Command::Sample(a) => commands::sample::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let code = e.exit_code();
+            Reporter::new(json).error(&e.to_string(), code);
+            ExitCode::from(code)
+        }
+    }
 }

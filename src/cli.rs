@@ -1,0 +1,181 @@
+//! Command-line arguments (clap derive). Doc comments here are the `--help` text.
+// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences).
+///
+/// Exit codes: 0 success, 2 bad usage or bad input (the message names the file and the field),
+/// 1 the simulation failed.
+#[derive(Debug, Parser)]
+#[command(name = "clothbake", version, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Simulate a scene and write one point cache per garment.
+    ///
+    /// With no SCENE, bakes the built-in `sheet-on-sphere` sample into ./clothbake-out.
+    Bake(BakeArgs),
+    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd).
+    Inspect(InspectArgs),
+    /// Validate a scene file and everything it references, without baking.
+    Check(CheckArgs),
+    /// List the sample scenes, or write one (scene file and its assets) to a folder.
+    Sample(SampleArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BakeArgs {
+    /// Scene file (TOML). Default: the built-in `sheet-on-sphere` sample.
+    pub scene: Option<PathBuf>,
+    /// Output folder (overrides the scene's [output] dir).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Frame range to bake, inclusive, e.g. `1..24` (overrides the scene's frame_start/frame_end).
+    #[arg(long, value_name = "A..B", value_parser = parse_frame_range)]
+    pub frames: Option<FrameRange>,
+    /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+    /// Cache formats, comma separated: pc2, mdd, obj (overrides the scene's [output] formats).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub format: Option<Vec<FormatArg>>,
+    /// Write the bake report (JSON) to FILE (overrides the scene's [output] report).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+    /// Print progress, warnings and errors as one JSON object per line on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// File to describe: .glb, .gltf, .obj, .pc2 or .mdd.
+    pub file: PathBuf,
+    /// Print the description as one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Scene file (TOML) to validate.
+    pub scene: PathBuf,
+    /// Print the result as JSON events (like `bake --json`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    /// Sample to write (see --list).
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// List the samples and the material presets.
+    #[arg(long, conflicts_with = "name")]
+    pub list: bool,
+    /// Folder to write the scene and its assets into (created if missing).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "DIR",
+        required_unless_present = "list"
+    )]
+    pub output: Option<PathBuf>,
+    /// Garment mesh resolution (quads along the longer side) for samples that generate meshes.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=512))]
+    pub resolution: Option<u32>,
+}
+
+/// Cache formats the bake can write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Point Cache 2 (little-endian; Blender, 3ds Max, Houdini, Maya via plug-ins).
+    Pc2,
+    /// LightWave MDD (big-endian; Blender, Cinema 4D, Houdini, LightWave).
+    Mdd,
+    /// One Wavefront OBJ per frame: <garment>.<frame:04>.obj.
+    Obj,
+}
+
+impl FormatArg {
+    /// The name used in scene files.
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatArg::Pc2 => "pc2",
+            FormatArg::Mdd => "mdd",
+            FormatArg::Obj => "obj",
+        }
+    }
+}
+
+/// An inclusive frame range `A..B` (also accepts `A..=B` and `A-B`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRange {
+    pub start: i32,
+    pub end: i32,
+}
+
+/// Parses `A..B`, `A..=B` or `A-B` (non-negative A) with A <= B.
+pub fn parse_frame_range(s: &str) -> Result<FrameRange, String> {
+    let (a, b) = if let Some((a, b)) = s.split_once("..=") {
+        (a, b)
+    } else if let Some((a, b)) = s.split_once("..") {
+        (a, b)
+    } else if let Some((a, b)) = s.split_once('-').filter(|(a, _)| !a.is_empty()) {
+        (a, b)
+    } else {
+        return Err(format!("expected A..B (e.g. 1..48), got {s:?}"));
+    };
+    let parse = |t: &str| {
+        t.trim()
+            .parse::<i32>()
+            .map_err(|_| format!("expected A..B with integer frames, got {s:?}"))
+    };
+    let (start, end) = (parse(a)?, parse(b)?);
+    if end < start {
+        return Err(format!("the range {s:?} ends before it starts"));
+    }
+    Ok(FrameRange { start, end })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn frame_ranges_parse() {
+        assert_eq!(
+            parse_frame_range("1..48"),
+            Ok(FrameRange { start: 1, end: 48 })
+        );
+        assert_eq!(
+            parse_frame_range("3..=5"),
+            Ok(FrameRange { start: 3, end: 5 })
+        );
+        assert_eq!(
+            parse_frame_range("-2..4"),
+            Ok(FrameRange { start: -2, end: 4 })
+        );
+        assert_eq!(
+            parse_frame_range("10-12"),
+            Ok(FrameRange { start: 10, end: 12 })
+        );
+        assert!(parse_frame_range("5..2").is_err());
+        assert!(parse_frame_range("a..b").is_err());
+        assert!(parse_frame_range("7").is_err());
+    }
+}

@@ -1,0 +1,65 @@
+//! `clothbake sample --list` and `clothbake sample NAME -o DIR [--resolution N]`.
+
+use std::path::Path;
+
+use crate::cli::SampleArgs;
+use crate::error::{CliError, Result};
+use crate::fs_util::{create_dir, write_atomic};
+use crate::samples::{self, SAMPLES};
+
+pub fn run(args: &SampleArgs) -> Result<()> {
+    if args.list {
+        print_list();
+        return Ok(());
+    }
+    let (Some(name), Some(dir)) = (&args.name, &args.output) else {
+        return Err(CliError::Input(
+            "sample: give a sample NAME and -o DIR, or --list".into(),
+        ));
+    };
+    let written = write_sample(name, dir, args.resolution)?;
+    println!("wrote sample `{name}` to {}:", dir.display());
+    for f in written {
+        println!("  {f}");
+    }
+    println!(
+        "bake it with: clothbake bake {}",
+        dir.join("scene.toml").display()
+    );
+    Ok(())
+}
+
+/// Writes sample `name` (scene.toml and assets) into `dir`; returns the file names written.
+pub fn write_sample(name: &str, dir: &Path, resolution: Option<u32>) -> Result<Vec<String>> {
+    let sample = samples::find(name).ok_or_else(|| {
+        let names: Vec<&str> = SAMPLES.iter().map(|s| s.name).collect();
+        CliError::Input(format!(
+            "sample: unknown sample {name:?} (one of: {})",
+            names.join(", ")
+        ))
+    })?;
+    if resolution.is_some() && sample.default_resolution.is_none() {
+        return Err(CliError::Input(format!(
+            "sample: {name} has no adjustable resolution"
+        )));
+    }
+    create_dir(dir)?;
+    let files = sample.files(resolution);
+    let mut names = Vec::with_capacity(files.len());
+    for f in files {
+        write_atomic(&dir.join(&f.path), &f.bytes)?;
+        names.push(f.path);
+    }
+    Ok(names)
+}
+
+fn print_list() {
+    println!("samples (clothbake sample NAME -o DIR [--resolution N]):");
+    for s in SAMPLES {
+        let res = s
+            .default_resolution
+            .map(|r| format!(" [resolution {r}]"))
+            .unwrap_or_default();
+        println!("  {:<16} {}{res}", s.name, s.description);
+    }
+}

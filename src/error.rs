@@ -1,0 +1,45 @@
+//! The one error type of the CLI and its exit codes.
+// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+/// Everything that can stop a command. `exit_code` maps it to the documented exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Bad input: a scene, mesh or cache that cannot be used. The message names file and field.
+    #[error("{0}")]
+    Input(String),
+    /// A file the user named cannot be read.
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// An output file or folder cannot be written.
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The simulation itself failed (diverged, non-finite state, invalid model).
+    #[error("simulation failed: {0}")]
+    Simulation(String),
+}
+
+impl CliError {
+    /// 2 for bad usage or input, 1 when the simulation (or writing its results) failed.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) | CliError::Read { .. } => 2,
+            CliError::Write { .. } | CliError::Simulation(_) => 1,
+        }
+    }
+
+    /// Shorthand for an input error naming a file.
+    pub fn input(path: &std::path::Path, message: impl std::fmt::Display) -> Self {
+        CliError::Input(format!("{}: {message}", path.display()))
+    }
+}
+
+pub type Result<T, E = CliError> = std::result::Result<T, E>;

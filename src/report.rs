@@ -1,0 +1,94 @@
+//! The bake report (JSON): per frame the wall time, substeps, CG iterations, max strain, contacts and
+// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
+#![allow(dead_code)]
+//! the smallest cloth-to-collider distance; optionally the collider shapes, so anyone can check a cache
+//! against its colliders.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::fs_util::write_atomic;
+
+#[derive(Debug, Serialize)]
+pub struct BakeReport {
+    pub clothbake_version: &'static str,
+    pub scene: String,
+    pub fps: f32,
+    pub frame_start: i32,
+    pub frame_end: i32,
+    pub threads: usize,
+    pub garments: Vec<GarmentRecord>,
+    /// Collider names in the order of `frames[].colliders`.
+    pub colliders: Vec<String>,
+    pub frames: Vec<FrameRecord>,
+    /// Wall time of the whole bake (s), scene loading included.
+    pub total_seconds: f64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct GarmentRecord {
+    pub name: String,
+    /// Vertices in the cache (source order, before welding).
+    pub vertices: usize,
+    /// Simulated (welded) vertices.
+    pub simulated_vertices: usize,
+    pub triangles: usize,
+    pub pinned: usize,
+}
+
+/// One frame of the bake. The first record is the rest frame (`substeps` 0).
+#[derive(Debug, Serialize)]
+pub struct FrameRecord {
+    pub frame: i32,
+    /// Wall time (s).
+    pub seconds: f64,
+    pub substeps: u32,
+    pub rejected_substeps: u32,
+    pub cg_iterations: u32,
+    pub cg_failures: u32,
+    /// Largest stretch strain of any triangle (dimensionless).
+    pub max_strain: f32,
+    pub contacts: u32,
+    /// Smallest signed distance (m) from any cloth vertex to any collider surface at the end of the
+    /// frame, measured on the written positions; null without colliders.
+    pub min_distance: Option<f32>,
+    /// Intersecting cloth triangle pairs at the end of the frame; null when not counted.
+    pub self_intersections: Option<usize>,
+    /// Collider shapes at the end of the frame, world frame (only with `report_colliders`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colliders: Option<Vec<ShapeRecord>>,
+}
+
+/// A collider shape in the report (world frame, metres).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ShapeRecord {
+    Plane {
+        point: [f32; 3],
+        normal: [f32; 3],
+    },
+    Sphere {
+        center: [f32; 3],
+        radius: f32,
+    },
+    Capsule {
+        a: [f32; 3],
+        b: [f32; 3],
+        radius_a: f32,
+        radius_b: f32,
+    },
+}
+
+impl BakeReport {
+    /// Writes the report as pretty JSON (temporary file, then rename).
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let text =
+            serde_json::to_string_pretty(self).map_err(|e| crate::error::CliError::Write {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(e),
+            })?;
+        write_atomic(path, text.as_bytes())
+    }
+}

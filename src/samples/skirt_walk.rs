@@ -1,0 +1,86 @@
+//! `skirt-walk`: a flared skirt (open cone) pinned at the waist of a figure walking in place. The
+//! skirt is a mesh node under the hips joint, so its waist pins follow the hips (`follow = "node"`).
+
+use super::figure::{figure_glb, Attach, Gait};
+use super::mesh::{index_list, Mesh};
+use super::{scene_header, SampleFile};
+
+const WAIST_Y: f32 = 0.05; // m above the hips joint
+const WAIST_R: f32 = 0.17; // m
+const HEM_Y: f32 = -0.45; // m (below the hips joint)
+const HEM_R: f32 = 0.34; // m
+
+/// The skirt in the hips joint's bind-pose space: ring 0 is the waist.
+pub fn skirt(resolution: u32) -> (Mesh, u32) {
+    let around = resolution.max(6);
+    let rings = (resolution / 3).max(2) + 1;
+    let mesh = Mesh::tube(around, rings, |s, t| {
+        let a = s * std::f32::consts::TAU;
+        let r = WAIST_R + t * (HEM_R - WAIST_R);
+        [r * a.cos(), WAIST_Y + t * (HEM_Y - WAIST_Y), r * a.sin()]
+    });
+    (mesh, around)
+}
+
+pub fn files(resolution: u32) -> Vec<SampleFile> {
+    let (mesh, around) = skirt(resolution);
+    let gait = Gait {
+        cycle: 1.1,
+        speed: 0.0,
+        swing: 0.45,
+        knee: 0.6,
+        lean: 0.03,
+        bob: 0.02,
+        duration: 3.0,
+    };
+    let glb = figure_glb(&gait, Attach::Hips, "Skirt", &mesh);
+    let scene = format!(
+        "{header}[scene]
+fps = 24.0
+frame_start = 1
+frame_end = 48
+substeps = 5
+time_offset = -0.041666668  # frame 1 is animation time 0 (the bind pose)
+
+[output]
+dir = \"clothbake-out\"
+formats = [\"pc2\"]
+report = \"report.json\"
+
+[[garment]]
+name = \"skirt\"
+mesh = \"figure.glb\"
+node = \"Skirt\"
+material = \"cotton\"
+thickness = 0.006
+friction = 0.3
+
+[garment.pin]
+vertices = {pins}   # the waist ring
+follow = \"node\"
+
+[[collider]]
+type = \"gltf\"
+file = \"figure.glb\"
+proxies = \"marked\"
+
+[[collider]]
+type = \"plane\"
+point = [0.0, 0.0, 0.0]
+normal = [0.0, 1.0, 0.0]
+",
+        header = scene_header(
+            "skirt-walk",
+            "a skirt pinned at the waist of a walking figure with capsule proxies",
+            resolution
+        ),
+        pins = index_list(0..around),
+    );
+    vec![
+        SampleFile::text("scene.toml", scene),
+        SampleFile {
+            path: "figure.glb".into(),
+            bytes: glb,
+        },
+    ]
+}
