@@ -88,12 +88,22 @@ impl Constraints {
     /// Forgets all contact history (e.g. after a rejected substep is retried nothing changes, but a
     /// teleport of the state should call this).
     pub fn forget_contacts(&mut self) {
-        self.memory.iter_mut().for_each(|m| *m = ContactMemory::default());
+        self.memory
+            .iter_mut()
+            .for_each(|m| *m = ContactMemory::default());
     }
 
     /// Hard pin (ndof 0): the vertex ends the substep on `target` (m) with the target's velocity
     /// `target_velocity` (m/s), however far it was: z = v_t − v0, y = target − (x0 + h·v_t).
-    pub fn hard_pin(&mut self, i: usize, target: Vec3, target_velocity: Vec3, x0: Vec3, v0: Vec3, h: f32) {
+    pub fn hard_pin(
+        &mut self,
+        i: usize,
+        target: Vec3,
+        target_velocity: Vec3,
+        x0: Vec3,
+        v0: Vec3,
+        h: f32,
+    ) {
         self.filter[i] = Filter::Fixed;
         self.z[i] = target_velocity - v0;
         self.y[i] = target - (x0 + h * target_velocity);
@@ -113,7 +123,14 @@ impl Constraints {
     /// Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
     /// Sticking vertices (static friction) get ndof 0 following the surface; sliding ones ndof 2 with
     /// kinetic friction μk·f_n (f_n from the previous substep) as implicit damping against the slip.
-    pub fn add_contacts(&mut self, contacts: &[VertexContact], model: &Model, x0: &[Vec3], v0: &[Vec3], h: f32) {
+    pub fn add_contacts(
+        &mut self,
+        contacts: &[VertexContact],
+        model: &Model,
+        x0: &[Vec3],
+        v0: &[Vec3],
+        h: f32,
+    ) {
         let mut k = 0;
         while k < contacts.len() {
             let vertex = contacts[k].vertex;
@@ -148,7 +165,11 @@ impl Constraints {
                 FrictionMode::None => FrictionMode::Stick,
                 m => m,
             };
-            let mode = if fr.static_ > 0.0 { mode } else { FrictionMode::Slide };
+            let mode = if fr.static_ > 0.0 {
+                mode
+            } else {
+                FrictionMode::Slide
+            };
             // Normal: reach `target`'s normal coordinate with the surface's normal velocity.
             let y_n = (c.target - x0[i]).dot(n) - h * vs.dot(n);
             self.y[i] = n * y_n;
@@ -161,7 +182,8 @@ impl Constraints {
                     self.filter[i] = Filter::Plane(n);
                     self.z[i] = n * (vs - v0[i]).dot(n);
                     let slip = (v0[i] - vs) - n * (v0[i] - vs).dot(n);
-                    let c_damp = fr.kinetic * mem.normal_force.max(0.0) / slip.length().max(MIN_SLIP);
+                    let c_damp =
+                        fr.kinetic * mem.normal_force.max(0.0) / slip.length().max(MIN_SLIP);
                     if c_damp > 0.0 {
                         let pt = Mat3::IDENTITY - outer(n, n);
                         self.diag[i] += pt * (h * c_damp);
@@ -169,7 +191,12 @@ impl Constraints {
                     }
                 }
             }
-            self.active.push(ActiveContact { vertex, normal: n, surface_velocity: vs, mode });
+            self.active.push(ActiveContact {
+                vertex,
+                normal: n,
+                surface_velocity: vs,
+                mode,
+            });
         }
     }
 
@@ -177,7 +204,15 @@ impl Constraints {
     /// decides the next substep's friction mode: stick while |f_t| <= μs·f_n, slide otherwise; a
     /// sliding vertex whose slip fell below [`STICK_SPEED`] sticks; an attractive normal force
     /// releases the contact. Vertices not in contact forget their history.
-    pub fn after_solve(&mut self, model: &Model, a: &BlockMatrix, b: &[Vec3], dv: &[Vec3], v1: &[Vec3], h: f32) {
+    pub fn after_solve(
+        &mut self,
+        model: &Model,
+        a: &BlockMatrix,
+        b: &[Vec3],
+        dv: &[Vec3],
+        v1: &[Vec3],
+        h: f32,
+    ) {
         for m in self.next_memory.iter_mut() {
             *m = ContactMemory::default();
         }
@@ -193,10 +228,16 @@ impl Constraints {
             };
             let mode = match c.mode {
                 FrictionMode::Stick if f_t > fr.static_ * f_n => FrictionMode::Slide,
-                FrictionMode::Slide if slip < STICK_SPEED && fr.static_ > 0.0 => FrictionMode::Stick,
+                FrictionMode::Slide if slip < STICK_SPEED && fr.static_ > 0.0 => {
+                    FrictionMode::Stick
+                }
                 m => m,
             };
-            self.next_memory[i] = ContactMemory { mode, normal_force: f_n, released: f_n < 0.0 };
+            self.next_memory[i] = ContactMemory {
+                mode,
+                normal_force: f_n,
+                released: f_n < 0.0,
+            };
         }
         std::mem::swap(&mut self.memory, &mut self.next_memory);
     }

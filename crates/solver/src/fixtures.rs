@@ -12,7 +12,11 @@ pub fn sheet(name: &str, n: usize, size: f32, y: f32) -> GarmentDesc {
     let mut uvs = Vec::with_capacity(n * n);
     for j in 0..n {
         for i in 0..n {
-            positions.push(Vec3::new(i as f32 * step - 0.5 * size, y, j as f32 * step - 0.5 * size));
+            positions.push(Vec3::new(
+                i as f32 * step - 0.5 * size,
+                y,
+                j as f32 * step - 0.5 * size,
+            ));
             uvs.push(Vec2::new(i as f32, j as f32) / (n - 1) as f32);
         }
     }

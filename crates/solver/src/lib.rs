@@ -19,6 +19,7 @@ pub mod model;
 pub mod pins;
 pub mod report;
 pub mod self_collision;
+pub mod self_contact;
 pub mod sim;
 pub mod state;
 

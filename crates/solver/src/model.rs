@@ -31,7 +31,10 @@ pub struct Friction {
 
 impl Default for Friction {
     fn default() -> Self {
-        Friction { static_: 0.36, kinetic: 0.3 }
+        Friction {
+            static_: 0.36,
+            kinetic: 0.3,
+        }
     }
 }
 
@@ -127,13 +130,27 @@ pub struct Model {
     pub self_collision: Vec<Option<SelfCollisionParams>>,
 }
 
-fn positive(garment: &str, field: &'static str, value: f32, allow_zero: bool) -> Result<(), ModelError> {
+fn positive(
+    garment: &str,
+    field: &'static str,
+    value: f32,
+    allow_zero: bool,
+) -> Result<(), ModelError> {
     let ok = value.is_finite() && (value > 0.0 || (allow_zero && value == 0.0));
     if ok {
         Ok(())
     } else {
-        let expected = if allow_zero { "finite and >= 0" } else { "finite and > 0" };
-        Err(ModelError::Parameter { garment: garment.to_string(), field, value, expected })
+        let expected = if allow_zero {
+            "finite and >= 0"
+        } else {
+            "finite and > 0"
+        };
+        Err(ModelError::Parameter {
+            garment: garment.to_string(),
+            field,
+            value,
+            expected,
+        })
     }
 }
 
@@ -171,15 +188,19 @@ impl Model {
 
     /// Garment index owning global vertex `v`.
     pub fn garment_of(&self, v: usize) -> usize {
-        self.garments.iter().position(|g| g.vertices.contains(&v)).unwrap_or(0)
+        self.garments
+            .iter()
+            .position(|g| g.vertices.contains(&v))
+            .unwrap_or(0)
     }
 
     fn add_garment(&mut self, gi: u32, g: &GarmentDesc) -> Result<(), ModelError> {
         let name = g.name.as_str();
         let topo = build_topology(name, &g.positions, &g.triangles)?;
-        g.material
-            .validate()
-            .map_err(|e| ModelError::Material { garment: name.to_string(), message: e.to_string() })?;
+        g.material.validate().map_err(|e| ModelError::Material {
+            garment: name.to_string(),
+            message: e.to_string(),
+        })?;
         positive(name, "thickness", g.thickness, false)?;
         positive(name, "friction.static", g.friction.static_, true)?;
         positive(name, "friction.kinetic", g.friction.kinetic, true)?;
@@ -191,16 +212,27 @@ impl Model {
         let n = g.positions.len();
         let uvs = match (&g.uvs, g.rest) {
             (Some(uv), _) if uv.len() != n => {
-                return Err(ModelError::UvCount { garment: name.to_string(), expected: n, got: uv.len() })
+                return Err(ModelError::UvCount {
+                    garment: name.to_string(),
+                    expected: n,
+                    got: uv.len(),
+                })
             }
             (None, RestShape::Uv { .. }) => {
-                return Err(ModelError::UvCount { garment: name.to_string(), expected: n, got: 0 })
+                return Err(ModelError::UvCount {
+                    garment: name.to_string(),
+                    expected: n,
+                    got: 0,
+                })
             }
             (uv, _) => uv.as_deref(),
         };
         if let Some(uv) = uvs {
             if let Some(i) = uv.iter().position(|u| !u.is_finite()) {
-                return Err(ModelError::NonFiniteUv { garment: name.to_string(), vertex: i as u32 });
+                return Err(ModelError::NonFiniteUv {
+                    garment: name.to_string(),
+                    vertex: i as u32,
+                });
             }
         }
         if let RestShape::Uv { metres_per_uv } = g.rest {
@@ -214,18 +246,30 @@ impl Model {
             let p = tri.map(|i| g.positions[i as usize]);
             let rest = match (g.rest, uvs) {
                 (RestShape::Uv { metres_per_uv }, Some(uv)) => {
-                    TriangleRest::from_uv(tri.map(|i| uv[i as usize]), metres_per_uv).ok_or(ModelError::ZeroAreaUv {
+                    TriangleRest::from_uv(tri.map(|i| uv[i as usize]), metres_per_uv).ok_or(
+                        ModelError::ZeroAreaUv {
+                            garment: name.to_string(),
+                            triangle: t,
+                            vertices: *tri,
+                        },
+                    )?
+                }
+                (_, Some(uv)) => TriangleRest::from_positions_oriented(
+                    p,
+                    uv_warp(p, tri.map(|i| uv[i as usize])),
+                )
+                .ok_or(ModelError::ZeroAreaTriangle {
+                    garment: name.to_string(),
+                    triangle: t,
+                    vertices: *tri,
+                })?,
+                _ => TriangleRest::from_positions_oriented(p, Vec3::X).ok_or(
+                    ModelError::ZeroAreaTriangle {
                         garment: name.to_string(),
                         triangle: t,
                         vertices: *tri,
-                    })?
-                }
-                (_, Some(uv)) => {
-                    TriangleRest::from_positions_oriented(p, uv_warp(p, tri.map(|i| uv[i as usize])))
-                        .ok_or(ModelError::ZeroAreaTriangle { garment: name.to_string(), triangle: t, vertices: *tri })?
-                }
-                _ => TriangleRest::from_positions_oriented(p, Vec3::X)
-                    .ok_or(ModelError::ZeroAreaTriangle { garment: name.to_string(), triangle: t, vertices: *tri })?,
+                    },
+                )?,
             };
             for &i in tri {
                 mass[i as usize] += g.material.density * rest.area / 3.0;
@@ -236,7 +280,9 @@ impl Model {
         }
         for (hinge, &t) in topo.hinges.iter().zip(&topo.hinge_triangle) {
             let rest = match (g.rest, uvs) {
-                (RestShape::Uv { metres_per_uv }, Some(uv)) => HingeRest::from_uv(hinge.map(|i| uv[i as usize]), metres_per_uv),
+                (RestShape::Uv { metres_per_uv }, Some(uv)) => {
+                    HingeRest::from_uv(hinge.map(|i| uv[i as usize]), metres_per_uv)
+                }
                 _ => HingeRest::from_positions(hinge.map(|i| g.positions[i as usize])),
             };
             let rest = rest.ok_or(ModelError::ZeroAreaTriangle {
@@ -248,22 +294,37 @@ impl Model {
             self.hinge_rest.push(rest);
             self.hinge_material.push(gi);
         }
-        self.edges.extend(topo.edges.iter().map(|e| e.map(|i| i + base)));
+        self.edges
+            .extend(topo.edges.iter().map(|e| e.map(|i| i + base)));
         // Pins: validated, one per vertex (the last given wins), sorted by vertex.
         let mut pins: Vec<Pin> = Vec::with_capacity(g.pins.len());
         for (k, p) in g.pins.iter().enumerate() {
             if p.vertex as usize >= n {
-                return Err(ModelError::PinOutOfRange { garment: name.to_string(), pin: k, vertex: p.vertex, count: n });
+                return Err(ModelError::PinOutOfRange {
+                    garment: name.to_string(),
+                    pin: k,
+                    vertex: p.vertex,
+                    count: n,
+                });
             }
             if !(p.weight.is_finite() && p.weight > 0.0 && p.weight <= 1.0) {
-                return Err(ModelError::PinWeight { garment: name.to_string(), pin: k, vertex: p.vertex, weight: p.weight });
+                return Err(ModelError::PinWeight {
+                    garment: name.to_string(),
+                    pin: k,
+                    vertex: p.vertex,
+                    weight: p.weight,
+                });
             }
-            pins.push(Pin { vertex: p.vertex + base, weight: p.weight });
+            pins.push(Pin {
+                vertex: p.vertex + base,
+                weight: p.weight,
+            });
         }
         pins.reverse();
         pins.sort_by_key(|p| p.vertex);
         pins.dedup_by_key(|p| p.vertex);
-        self.pin_spring.extend(pins.iter().map(|p| p.weight * g.pin_stiffness));
+        self.pin_spring
+            .extend(pins.iter().map(|p| p.weight * g.pin_stiffness));
         self.hard_pinned.extend(std::iter::repeat(false).take(n));
         for p in &pins {
             self.hard_pinned[p.vertex as usize] = p.weight >= 1.0;
@@ -271,7 +332,8 @@ impl Model {
         self.pins.extend(pins);
         self.initial_positions.extend_from_slice(&g.positions);
         self.mass.extend(mass);
-        self.thickness.extend(std::iter::repeat(g.thickness).take(n));
+        self.thickness
+            .extend(std::iter::repeat(g.thickness).take(n));
         self.friction.extend(std::iter::repeat(g.friction).take(n));
         self.self_collision.push(g.self_collision);
         self.garments.push(GarmentRange {

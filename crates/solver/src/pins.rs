@@ -15,16 +15,29 @@ pub struct PinTargets {
 impl PinTargets {
     /// Pins start at their initial positions.
     pub fn new(model: &Model) -> Self {
-        let p: Vec<Vec3> = model.pins.iter().map(|p| model.initial_positions[p.vertex as usize]).collect();
-        PinTargets { start: p.clone(), end: p }
+        let p: Vec<Vec3> = model
+            .pins
+            .iter()
+            .map(|p| model.initial_positions[p.vertex as usize])
+            .collect();
+        PinTargets {
+            start: p.clone(),
+            end: p,
+        }
     }
 
     /// Starts a frame: last frame's end becomes the start; `targets[g]` (if `Some`) gives the new
     /// end-of-frame target of every vertex of garment g (only pinned vertices are read).
-    pub fn begin_frame(&mut self, model: &Model, targets: &[Option<&[Vec3]>]) -> Result<(), SimError> {
+    pub fn begin_frame(
+        &mut self,
+        model: &Model,
+        targets: &[Option<&[Vec3]>],
+    ) -> Result<(), SimError> {
         self.start.copy_from_slice(&self.end);
         for (g, t) in targets.iter().enumerate() {
-            let (Some(t), Some(range)) = (t, model.garments.get(g)) else { continue };
+            let (Some(t), Some(range)) = (t, model.garments.get(g)) else {
+                continue;
+            };
             if t.len() != range.vertices.len() {
                 return Err(SimError::Input(format!(
                     "pin targets of garment {g} ('{}'): {} positions, expected {}",
@@ -38,7 +51,10 @@ impl PinTargets {
                 if range.vertices.contains(&v) {
                     let p = t[v - range.vertices.start];
                     if !p.is_finite() {
-                        return Err(SimError::Input(format!("pin target of garment {g}, vertex {} is not finite", v - range.vertices.start)));
+                        return Err(SimError::Input(format!(
+                            "pin target of garment {g}, vertex {} is not finite",
+                            v - range.vertices.start
+                        )));
                     }
                     self.end[k] = p;
                 }

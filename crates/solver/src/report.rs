@@ -78,7 +78,11 @@ pub struct FrameReport {
 
 impl FrameReport {
     pub(crate) fn new() -> Self {
-        FrameReport { min_collider_distance: f32::INFINITY, min_h: f32::INFINITY, ..Default::default() }
+        FrameReport {
+            min_collider_distance: f32::INFINITY,
+            min_h: f32::INFINITY,
+            ..Default::default()
+        }
     }
 
     pub(crate) fn accept(&mut self, s: &SubstepReport) {

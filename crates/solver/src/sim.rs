@@ -10,6 +10,7 @@ use crate::linalg::{CgSettings, Mpcg, Problem};
 use crate::model::{GarmentDesc, Model};
 use crate::pins::PinTargets;
 use crate::report::{FrameReport, StageTimes, SubstepReport};
+use crate::self_contact::SelfContact;
 use crate::state::State;
 use glam::Vec3;
 use rayon::prelude::*;
@@ -55,7 +56,13 @@ impl Default for SimSettings {
 
 impl SimSettings {
     fn validate(&self) -> Result<(), ModelError> {
-        let bad = |field, value: f64, expected| Err(ModelError::Settings { field, value, expected });
+        let bad = |field, value: f64, expected| {
+            Err(ModelError::Settings {
+                field,
+                value,
+                expected,
+            })
+        };
         if self.substeps == 0 {
             return bad("substeps", 0.0, ">= 1");
         }
@@ -69,7 +76,12 @@ impl SimSettings {
             return bad("cg_max_iterations", 0.0, ">= 1");
         }
         if let Some(w) = &self.wind {
-            if !(w.velocity.is_finite() && w.air_density.is_finite() && w.air_density >= 0.0 && w.drag.is_finite() && w.lift.is_finite()) {
+            if !(w.velocity.is_finite()
+                && w.air_density.is_finite()
+                && w.air_density >= 0.0
+                && w.drag.is_finite()
+                && w.lift.is_finite())
+            {
                 return bad("wind", f64::NAN, "finite, air_density >= 0");
             }
         }
@@ -94,6 +106,7 @@ pub struct Simulation {
     /// Velocity change of the last solve (MPCG warm start) and predicted positions.
     dv: Vec<Vec3>,
     predicted: Vec<Vec3>,
+    self_contact: Option<SelfContact>,
     /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
     h_scale: u32,
     accepted_in_row: u32,
@@ -120,6 +133,7 @@ impl Simulation {
             sub_colliders: Vec::new(),
             dv: vec![Vec3::ZERO; n],
             predicted: vec![Vec3::ZERO; n],
+            self_contact: SelfContact::new(&model)?,
             h_scale: 0,
             accepted_in_row: 0,
             time: 0.0,
@@ -146,20 +160,33 @@ impl Simulation {
 
     /// Current positions (m) of garment `g` (empty if out of range).
     pub fn garment_positions(&self, g: usize) -> &[Vec3] {
-        self.model.garments.get(g).map_or(&[], |r| &self.state.x[r.vertices.clone()])
+        self.model
+            .garments
+            .get(g)
+            .map_or(&[], |r| &self.state.x[r.vertices.clone()])
     }
 
     /// Current velocities (m/s) of garment `g`.
     pub fn garment_velocities(&self, g: usize) -> &[Vec3] {
-        self.model.garments.get(g).map_or(&[], |r| &self.state.v[r.vertices.clone()])
+        self.model
+            .garments
+            .get(g)
+            .map_or(&[], |r| &self.state.v[r.vertices.clone()])
     }
 
     /// Advances one frame of `dt` seconds. `colliders[k]` gives collider k's shape at the start and end
     /// of the frame; `pin_targets[g]` the end-of-frame targets of garment g's vertices (only pinned
     /// ones are read; `None` = pins stay). The state lands exactly on the frame time.
-    pub fn step_frame(&mut self, dt: f32, colliders: &[MovingCollider], pin_targets: &[Option<&[Vec3]>]) -> Result<FrameReport, SimError> {
+    pub fn step_frame(
+        &mut self,
+        dt: f32,
+        colliders: &[MovingCollider],
+        pin_targets: &[Option<&[Vec3]>],
+    ) -> Result<FrameReport, SimError> {
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(SimError::Input(format!("frame length dt = {dt} s must be finite and > 0")));
+            return Err(SimError::Input(format!(
+                "frame length dt = {dt} s must be finite and > 0"
+            )));
         }
         for (k, c) in colliders.iter().enumerate() {
             c.validate(k).map_err(|e| SimError::Input(e.to_string()))?;
@@ -193,7 +220,11 @@ impl Simulation {
                 self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
                 let garment = self.model.garment_of(vertex);
                 let local = vertex - self.model.garments[garment].vertices.start;
-                return Err(SimError::NonFinite { garment, vertex: local as u32, time: self.time });
+                return Err(SimError::NonFinite {
+                    garment,
+                    vertex: local as u32,
+                    time: self.time,
+                });
             }
             self.commit_substep(h);
             report.accept(&sub);
@@ -210,17 +241,35 @@ impl Simulation {
 
     /// First vertex with a non-finite position or velocity.
     fn first_non_finite(&self) -> Option<usize> {
-        self.state.x.par_iter().zip(self.state.v.par_iter()).position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
+        self.state
+            .x
+            .par_iter()
+            .zip(self.state.v.par_iter())
+            .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
     }
 
     /// Contact memory is committed only for accepted substeps.
     fn commit_substep(&mut self, h: f32) {
-        self.constraints.after_solve(&self.model, &self.assembly.matrix, &self.assembly.b, &self.dv, &self.state.v, h);
+        self.constraints.after_solve(
+            &self.model,
+            &self.assembly.matrix,
+            &self.assembly.b,
+            &self.dv,
+            &self.state.v,
+            h,
+        );
     }
 
     /// One backward-Euler Newton step of length `h` from frame fraction `s0` to `s1`. On return
     /// `self.state` holds the end state, `self.start` the start state.
-    fn substep(&mut self, dt: f32, h: f32, s0: f32, s1: f32, colliders: &[MovingCollider]) -> Result<SubstepReport, SimError> {
+    fn substep(
+        &mut self,
+        dt: f32,
+        h: f32,
+        s0: f32,
+        s1: f32,
+        colliders: &[MovingCollider],
+    ) -> Result<SubstepReport, SimError> {
         let mut times = StageTimes::default();
         let mut clock = Instant::now();
         let mut lap = |slot: &mut f64| {
@@ -237,32 +286,68 @@ impl Simulation {
         // Contacts against the colliders interpolated to this substep, predicted x0 + h·v0.
         self.sub_colliders.clear();
         for c in colliders {
-            self.sub_colliders.push(MovingCollider { start: c.at(s0), end: c.at(s1) });
+            self.sub_colliders.push(MovingCollider {
+                start: c.at(s0),
+                end: c.at(s1),
+            });
         }
-        self.predicted.par_iter_mut().enumerate().for_each(|(i, p)| *p = x0[i] + h * v0[i]);
+        self.predicted
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, p)| *p = x0[i] + h * v0[i]);
         // Hard pins first (they override contacts), then contacts, then goal springs (which read y).
         for (k, pin) in self.model.pins.iter().enumerate() {
             if pin.weight >= 1.0 {
                 let i = pin.vertex as usize;
-                self.constraints.hard_pin(i, self.pins.at(k, s1), self.pins.velocity(k, dt), x0[i], v0[i], h);
+                self.constraints.hard_pin(
+                    i,
+                    self.pins.at(k, s1),
+                    self.pins.velocity(k, dt),
+                    x0[i],
+                    v0[i],
+                    h,
+                );
             }
         }
         if !self.sub_colliders.is_empty() {
             self.detector
-                .detect(&self.sub_colliders, h, x0, &self.predicted, &self.model.thickness, &mut self.contacts)
+                .detect(
+                    &self.sub_colliders,
+                    h,
+                    x0,
+                    &self.predicted,
+                    &self.model.thickness,
+                    &mut self.contacts,
+                )
                 .map_err(|e| SimError::Input(e.to_string()))?;
-            self.constraints.add_contacts(&self.contacts, &self.model, x0, v0, h);
+            self.constraints
+                .add_contacts(&self.contacts, &self.model, x0, v0, h);
         }
         for (k, pin) in self.model.pins.iter().enumerate() {
             if pin.weight < 1.0 {
                 let i = pin.vertex as usize;
-                self.constraints.goal_spring(i, self.model.pin_spring[k], self.pins.at(k, s1), x0[i], v0[i], h);
+                self.constraints.goal_spring(
+                    i,
+                    self.model.pin_spring[k],
+                    self.pins.at(k, s1),
+                    x0[i],
+                    v0[i],
+                    h,
+                );
             }
         }
         lap(&mut times.collide);
 
-        let inputs = StepInputs { x0, v0, h, gravity: self.settings.gravity, wind: self.settings.wind.as_ref() };
-        let start_strain = self.assembly.assemble(&self.model, &inputs, &self.constraints);
+        let inputs = StepInputs {
+            x0,
+            v0,
+            h,
+            gravity: self.settings.gravity,
+            wind: self.settings.wind.as_ref(),
+        };
+        let start_strain = self
+            .assembly
+            .assemble(&self.model, &inputs, &self.constraints);
         lap(&mut times.assemble);
 
         let problem = Problem {
@@ -282,11 +367,22 @@ impl Simulation {
 
         // v1 = v0 + Δv, x1 = x0 + h·v1 + y.
         let (dv, y) = (&self.dv, &self.constraints.y);
-        self.state.v.par_iter_mut().zip(self.state.x.par_iter_mut()).enumerate().for_each(|(i, (v, x))| {
-            *v = v0[i] + dv[i];
-            *x = x0[i] + h * *v + y[i];
-        });
+        self.state
+            .v
+            .par_iter_mut()
+            .zip(self.state.x.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (v, x))| {
+                *v = v0[i] + dv[i];
+                *x = x0[i] + h * *v + y[i];
+            });
         lap(&mut times.other);
+
+        let self_contacts = match &mut self.self_contact {
+            Some(sc) => sc.apply(&self.start.x, &mut self.state.x, &mut self.state.v, h),
+            None => 0,
+        };
+        lap(&mut times.self_collide);
 
         let min_distance = self.project_out_of_colliders(h);
         lap(&mut times.collide);
@@ -318,7 +414,7 @@ impl Simulation {
             start_strain,
             contacts: self.constraints.active.len() as u32,
             min_collider_distance: min_distance,
-            self_contacts: 0,
+            self_contacts,
             rejected,
             times,
         })
@@ -332,7 +428,11 @@ impl Simulation {
         if self.sub_colliders.is_empty() {
             return f32::INFINITY;
         }
-        let (colliders, thickness, pinned) = (&self.sub_colliders, &self.model.thickness, &self.model.hard_pinned);
+        let (colliders, thickness, pinned) = (
+            &self.sub_colliders,
+            &self.model.thickness,
+            &self.model.hard_pinned,
+        );
         self.state
             .x
             .par_iter_mut()

@@ -12,7 +12,10 @@ pub struct State {
 impl State {
     /// At rest at `x`.
     pub fn at_rest(x: &[Vec3]) -> Self {
-        State { x: x.to_vec(), v: vec![Vec3::ZERO; x.len()] }
+        State {
+            x: x.to_vec(),
+            v: vec![Vec3::ZERO; x.len()],
+        }
     }
 
     /// Copies `other` into `self` without reallocating (same size).

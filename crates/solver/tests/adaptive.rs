@@ -11,9 +11,21 @@ const DT: f32 = 1.0 / 24.0;
 fn cg_failure_halves_the_substep_and_size_grows_back() {
     let n = 16;
     let mut g = sheet("flag", n, 0.6, 0.0);
-    g.pins = vec![Pin { vertex: sheet_vertex(n, 0, 0), weight: 1.0 }, Pin { vertex: sheet_vertex(n, 0, n - 1), weight: 1.0 }];
+    g.pins = vec![
+        Pin {
+            vertex: sheet_vertex(n, 0, 0),
+            weight: 1.0,
+        },
+        Pin {
+            vertex: sheet_vertex(n, 0, n - 1),
+            weight: 1.0,
+        },
+    ];
     // Few CG iterations: this stiff swinging flag cannot converge at the nominal size.
-    let settings = SimSettings { cg_max_iterations: 60, ..Default::default() };
+    let settings = SimSettings {
+        cg_max_iterations: 60,
+        ..Default::default()
+    };
     let mut sim = Simulation::new(vec![g], settings).unwrap();
     let mut reports = Vec::new();
     for _ in 0..48 {
@@ -21,11 +33,18 @@ fn cg_failure_halves_the_substep_and_size_grows_back() {
     }
     let rejected: u32 = reports.iter().map(|r| r.rejected_substeps).sum();
     assert!(rejected > 0, "no substep was rejected");
-    let halved = reports.iter().position(|r| r.substeps > 5).expect("no frame used halved substeps");
+    let halved = reports
+        .iter()
+        .position(|r| r.substeps > 5)
+        .expect("no frame used halved substeps");
     assert!(reports[halved].min_h < DT / 5.0 * 0.75);
     assert!(reports.iter().all(|r| r.substeps >= 5));
     // Time lands exactly on frames.
-    assert!((sim.time() - 48.0 * DT as f64).abs() < 1e-6, "t = {}", sim.time());
+    assert!(
+        (sim.time() - 48.0 * DT as f64).abs() < 1e-6,
+        "t = {}",
+        sim.time()
+    );
     // Every accepted substep either converged or was counted as a failure; iterations were counted.
     for r in &reports {
         assert!(r.cg_iterations > 0 && r.cg_max_residual.is_finite());
@@ -36,13 +55,20 @@ fn cg_failure_halves_the_substep_and_size_grows_back() {
     // late frames still try (and fail) to grow to the nominal size, which is what rejects them.
     let last = reports.last().unwrap();
     assert!(last.substeps < 80 && last.rejected_substeps > 0, "{last:?}");
-    assert!(reports.iter().all(|r| r.substeps < 80), "a frame ran at the smallest size throughout");
+    assert!(
+        reports.iter().all(|r| r.substeps < 80),
+        "a frame ran at the smallest size throughout"
+    );
 }
 
 #[test]
 fn non_adaptive_runs_nominal_substeps() {
     let g = sheet("sheet", 8, 0.5, 0.0);
-    let settings = SimSettings { adaptive: false, substeps: 3, ..Default::default() };
+    let settings = SimSettings {
+        adaptive: false,
+        substeps: 3,
+        ..Default::default()
+    };
     let mut sim = Simulation::new(vec![g], settings).unwrap();
     let r = sim.step_frame(DT, &[], &[]).unwrap();
     assert_eq!((r.substeps, r.rejected_substeps), (3, 0));
@@ -58,9 +84,21 @@ fn non_adaptive_runs_nominal_substeps() {
 fn bad_frame_input_is_an_error_not_a_panic() {
     let g = sheet("sheet", 4, 0.5, 0.0);
     let mut sim = Simulation::new(vec![g], SimSettings::default()).unwrap();
-    assert!(matches!(sim.step_frame(f32::NAN, &[], &[]), Err(SimError::Input(_))));
+    assert!(matches!(
+        sim.step_frame(f32::NAN, &[], &[]),
+        Err(SimError::Input(_))
+    ));
     let short = [Vec3::ZERO; 3];
-    assert!(matches!(sim.step_frame(DT, &[], &[Some(&short)]), Err(SimError::Input(_))));
-    let bad = MovingCollider::fixed(ColliderShape::Sphere { center: Vec3::ZERO, radius: -1.0 });
-    assert!(matches!(sim.step_frame(DT, &[bad], &[]), Err(SimError::Input(_))));
+    assert!(matches!(
+        sim.step_frame(DT, &[], &[Some(&short)]),
+        Err(SimError::Input(_))
+    ));
+    let bad = MovingCollider::fixed(ColliderShape::Sphere {
+        center: Vec3::ZERO,
+        radius: -1.0,
+    });
+    assert!(matches!(
+        sim.step_frame(DT, &[bad], &[]),
+        Err(SimError::Input(_))
+    ));
 }

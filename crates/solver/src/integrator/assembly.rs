@@ -31,7 +31,10 @@ impl Gather {
         for t in 0..targets {
             ptr[t + 1] += ptr[t];
         }
-        Gather { ptr, src: pairs.into_iter().map(|(_, s)| s).collect() }
+        Gather {
+            ptr,
+            src: pairs.into_iter().map(|(_, s)| s).collect(),
+        }
     }
 
     #[inline]
@@ -141,36 +144,49 @@ impl Assembly {
                 element_terms(&ef, &tri, v0, y, h, blk, g);
                 *s = strain(&xs, rest, mat);
             });
-        hinge_blocks.par_chunks_mut(16).zip(hinge_g.par_chunks_mut(4)).enumerate().for_each(|(k, (blk, g))| {
-            let hinge = model.hinges[k];
-            let xs = hinge.map(|i| x0[i as usize]);
-            let vs = hinge.map(|i| v0[i as usize]);
-            let mat = &model.materials[model.hinge_material[k] as usize];
-            let ef = bend(&xs, &vs, &model.hinge_rest[k], mat, Jacobian::Stabilized);
-            element_terms(&ef, &hinge, v0, y, h, blk, g);
-        });
+        hinge_blocks
+            .par_chunks_mut(16)
+            .zip(hinge_g.par_chunks_mut(4))
+            .enumerate()
+            .for_each(|(k, (blk, g))| {
+                let hinge = model.hinges[k];
+                let xs = hinge.map(|i| x0[i as usize]);
+                let vs = hinge.map(|i| v0[i as usize]);
+                let mat = &model.materials[model.hinge_material[k] as usize];
+                let ef = bend(&xs, &vs, &model.hinge_rest[k], mat, Jacobian::Stabilized);
+                element_terms(&ef, &hinge, v0, y, h, blk, g);
+            });
         let (blocks, gs) = (&self.blocks, &self.g);
         let (diag_g, rows_g, off_g) = (&self.diag, &self.rows, &self.off);
-        self.matrix.diag.par_iter_mut().zip(self.b.par_iter_mut()).enumerate().for_each(|(i, (d, b))| {
-            let m = model.mass[i];
-            let mut a = Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i];
-            for &s in diag_g.sources(i) {
-                a -= blocks[s as usize];
-            }
-            let mut f = h * m * inp.gravity + cons.rhs[i];
-            for &s in rows_g.sources(i) {
-                f += gs[s as usize];
-            }
-            *d = a;
-            *b = f;
-        });
-        self.matrix.off.par_iter_mut().enumerate().for_each(|(s, o)| {
-            let mut a = Mat3::ZERO;
-            for &k in off_g.sources(s) {
-                a -= blocks[k as usize];
-            }
-            *o = a;
-        });
+        self.matrix
+            .diag
+            .par_iter_mut()
+            .zip(self.b.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (d, b))| {
+                let m = model.mass[i];
+                let mut a = Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i];
+                for &s in diag_g.sources(i) {
+                    a -= blocks[s as usize];
+                }
+                let mut f = h * m * inp.gravity + cons.rhs[i];
+                for &s in rows_g.sources(i) {
+                    f += gs[s as usize];
+                }
+                *d = a;
+                *b = f;
+            });
+        self.matrix
+            .off
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(s, o)| {
+                let mut a = Mat3::ZERO;
+                for &k in off_g.sources(s) {
+                    a -= blocks[k as usize];
+                }
+                *o = a;
+            });
         self.strain.par_iter().copied().reduce(|| 0.0, f32::max)
     }
 }

@@ -125,7 +125,13 @@ impl Mpcg {
     /// Solves S·A·x = S·b, (I−S)·x = (I−S)·z (eqs. 5.2). `x` holds the previous solution on entry (warm
     /// start) and the solution on exit. Stops when rᵀP⁻¹r <= tol²·b̂ᵀP⁻¹b̂ or after `max_iterations`.
     pub fn solve(&mut self, problem: &Problem, x: &mut [Vec3], settings: CgSettings) -> CgResult {
-        let Problem { a, b, filter, z, mass } = *problem;
+        let Problem {
+            a,
+            b,
+            filter,
+            z,
+            mass,
+        } = *problem;
         let n = b.len();
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
             v.resize(n, Vec3::ZERO);
@@ -320,14 +326,18 @@ mod tests {
             .collect();
         let mut x: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
         let res = Mpcg::new().solve(
-            &a,
-            &b,
-            &filter,
-            &z,
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &vec![1.0; n],
+            },
             &mut x,
             CgSettings {
                 tolerance: 1e-5,
                 max_iterations: 1000,
+                velocity_floor: 0.0,
             },
         );
         assert!(res.converged, "{res:?}");
@@ -373,25 +383,33 @@ mod tests {
         let mut x = vec![Vec3::ZERO; n];
         let mut cg = Mpcg::new();
         let first = cg.solve(
-            &a,
-            &b,
-            &filter,
-            &z,
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &vec![1.0; n],
+            },
             &mut x,
             CgSettings {
                 tolerance: 1e-5,
                 max_iterations: 500,
+                velocity_floor: 0.0,
             },
         );
         let second = cg.solve(
-            &a,
-            &b,
-            &filter,
-            &z,
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &vec![1.0; n],
+            },
             &mut x,
             CgSettings {
                 tolerance: 1e-5,
                 max_iterations: 500,
+                velocity_floor: 0.0,
             },
         );
         assert!(first.iterations > 3);
