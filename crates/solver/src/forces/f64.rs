@@ -1,0 +1,35 @@
+//! The same element code in double precision (glam `DVec3`/`DMat3`): a reference for the
+//! gradient tests. Names and signatures mirror the f32 API in the parent module.
+
+// Intentional: the element files are compiled a second time here with f64 scalars.
+#![allow(clippy::duplicate_mod)]
+
+pub use super::Jacobian;
+
+mod scalar {
+    pub type Real = f64;
+    pub use core::f64::consts::PI;
+    pub use glam::{DMat3 as M3, DVec2 as V2, DVec3 as V3};
+    /// Converts a material/wind parameter (f32) to the working precision.
+    #[inline(always)]
+    pub fn r(x: f32) -> Real {
+        x as Real
+    }
+}
+
+#[path = "aero.rs"]
+mod aero;
+#[path = "bend.rs"]
+mod bend;
+#[path = "element.rs"]
+mod element;
+#[path = "stretch_shear.rs"]
+mod stretch_shear;
+#[path = "triangle_rest.rs"]
+mod triangle_rest;
+
+pub use aero::{aero, Wind};
+pub use bend::{bend, HingeRest};
+pub use element::ElementForce;
+pub use stretch_shear::{strain, stretch_shear};
+pub use triangle_rest::TriangleRest;
