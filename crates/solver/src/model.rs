@@ -325,16 +325,15 @@ impl Model {
         pins.dedup_by_key(|p| p.vertex);
         self.pin_spring
             .extend(pins.iter().map(|p| p.weight * g.pin_stiffness));
-        self.hard_pinned.extend(std::iter::repeat(false).take(n));
+        self.hard_pinned.resize(base as usize + n, false);
         for p in &pins {
             self.hard_pinned[p.vertex as usize] = p.weight >= 1.0;
         }
         self.pins.extend(pins);
         self.initial_positions.extend_from_slice(&g.positions);
         self.mass.extend(mass);
-        self.thickness
-            .extend(std::iter::repeat(g.thickness).take(n));
-        self.friction.extend(std::iter::repeat(g.friction).take(n));
+        self.thickness.resize(base as usize + n, g.thickness);
+        self.friction.resize(base as usize + n, g.friction);
         self.self_collision.push(g.self_collision);
         self.garments.push(GarmentRange {
             name: name.to_string(),
