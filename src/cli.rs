@@ -36,7 +36,8 @@ pub struct BakeArgs {
     /// Output folder (overrides the scene's [output] dir).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Frame range to bake, inclusive, e.g. `1..24` (overrides the scene's frame_start/frame_end).
+    /// Frame range to write, inclusive, e.g. `1..24`. The simulation always starts from the
+    /// scene's frame_start (the rest state); frames before A are simulated but not written.
     #[arg(long, value_name = "A..B", value_parser = parse_frame_range)]
     pub frames: Option<FrameRange>,
     /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
@@ -45,7 +46,8 @@ pub struct BakeArgs {
     /// Cache formats, comma separated: pc2, mdd, obj (overrides the scene's [output] formats).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub format: Option<Vec<FormatArg>>,
-    /// Write the bake report (JSON) to FILE (overrides the scene's [output] report).
+    /// Write the bake report (JSON) to FILE (overrides the scene's [output] report). Without it,
+    /// the scene's report goes next to the caches when -o is given.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Print progress, warnings and errors as one JSON object per line on stdout.

@@ -53,7 +53,7 @@ normal = [0.0, 1.0, 0.0]
 ",
         header = scene_header(
             "self-fold",
-            "a tilted sheet falls, lands on its edge and folds onto itself",
+            "a sheet drops onto its lower edge and piles up in folds on itself",
             nv
         ),
     );
