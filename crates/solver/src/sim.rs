@@ -107,6 +107,8 @@ pub struct Simulation {
     dv: Vec<Vec3>,
     predicted: Vec<Vec3>,
     self_contact: Option<SelfContact>,
+    /// Per vertex: held by a collider this substep (contact or projection).
+    held: Vec<bool>,
     /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
     h_scale: u32,
     accepted_in_row: u32,
@@ -134,6 +136,7 @@ impl Simulation {
             dv: vec![Vec3::ZERO; n],
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(&model)?,
+            held: vec![false; n],
             h_scale: 0,
             accepted_in_row: 0,
             time: 0.0,
@@ -226,7 +229,7 @@ impl Simulation {
                     time: self.time,
                 });
             }
-            self.commit_substep(h);
+            self.constraints.commit();
             report.accept(&sub);
             self.time += h as f64;
             pos += step;
@@ -246,18 +249,6 @@ impl Simulation {
             .par_iter()
             .zip(self.state.v.par_iter())
             .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
-    }
-
-    /// Contact memory is committed only for accepted substeps.
-    fn commit_substep(&mut self, h: f32) {
-        self.constraints.after_solve(
-            &self.model,
-            &self.assembly.matrix,
-            &self.assembly.b,
-            &self.dv,
-            &self.state.v,
-            h,
-        );
     }
 
     /// One backward-Euler Newton step of length `h` from frame fraction `s0` to `s1`. On return
@@ -378,14 +369,38 @@ impl Simulation {
             });
         lap(&mut times.other);
 
+        self.constraints.apply_friction(
+            &self.model,
+            &self.assembly.matrix,
+            &self.assembly.b,
+            &self.dv,
+            h,
+            &mut self.state.x,
+            &mut self.state.v,
+        );
+        // Body projection first, then cloth–cloth collision with every vertex the bodies hold
+        // (contacts and projected vertices) immovable, so nothing is pushed back through cloth.
+        let mut min_distance = self.project_out_of_colliders(h);
+        lap(&mut times.collide);
         let self_contacts = match &mut self.self_contact {
-            Some(sc) => sc.apply(&self.start.x, &mut self.state.x, &mut self.state.v, h),
+            Some(sc) => {
+                for c in &self.constraints.active {
+                    self.held[c.vertex as usize] = true;
+                }
+                let n = sc.apply(
+                    &self.start.x,
+                    &mut self.state.x,
+                    &mut self.state.v,
+                    h,
+                    &self.held,
+                );
+                lap(&mut times.self_collide);
+                min_distance = self.min_collider_distance();
+                lap(&mut times.collide);
+                n
+            }
             None => 0,
         };
-        lap(&mut times.self_collide);
-
-        let min_distance = self.project_out_of_colliders(h);
-        lap(&mut times.collide);
 
         let x1 = &self.state.x;
         let model = &self.model;
@@ -423,8 +438,9 @@ impl Simulation {
     /// Post-solve projection (Kang-style correction): any free vertex closer than its thickness to a
     /// collider's end-of-substep surface is moved out to the thickness and loses its inward velocity
     /// relative to the surface (normal surface velocity from the change of signed distance over the
-    /// substep). Returns the smallest distance left (m).
+    /// substep). Marks moved vertices in `held`. Returns the smallest distance left (m).
     fn project_out_of_colliders(&mut self, h: f32) -> f32 {
+        self.held.par_iter_mut().for_each(|m| *m = false);
         if self.sub_colliders.is_empty() {
             return f32::INFINITY;
         }
@@ -437,8 +453,9 @@ impl Simulation {
             .x
             .par_iter_mut()
             .zip(self.state.v.par_iter_mut())
+            .zip(self.held.par_iter_mut())
             .enumerate()
-            .map(|(i, (x, v))| {
+            .map(|(i, ((x, v), held))| {
                 let mut min_d = f32::INFINITY;
                 for c in colliders {
                     let (d, n) = c.end.distance(*x);
@@ -446,6 +463,7 @@ impl Simulation {
                         let p = *x + (thickness[i] - d) * n;
                         let surface_vn = (c.start.distance(p).0 - c.end.distance(p).0) / h;
                         *x = p;
+                        *held = true;
                         let vn = v.dot(n);
                         if vn < surface_vn {
                             *v += (surface_vn - vn) * n;
@@ -456,6 +474,21 @@ impl Simulation {
                     }
                 }
                 min_d
+            })
+            .reduce(|| f32::INFINITY, f32::min)
+    }
+
+    /// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
+    fn min_collider_distance(&self) -> f32 {
+        let colliders = &self.sub_colliders;
+        self.state
+            .x
+            .par_iter()
+            .map(|&x| {
+                colliders
+                    .iter()
+                    .map(|c| c.end.distance(x).0)
+                    .fold(f32::INFINITY, f32::min)
             })
             .reduce(|| f32::INFINITY, f32::min)
     }
