@@ -162,6 +162,7 @@ def make_sphere(scene, name, radius, keys):
         obj.keyframe_insert("location", frame=frame)
     obj.clothbake.role = "COLLIDER"
     obj.clothbake.collider_shape = "SPHERE"
+    scene.frame_set(scene.frame_current)  # evaluate the animation: location is the last key until then
     return obj
 
 
