@@ -184,3 +184,57 @@ def evaluated_local(obj):
     co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     mesh.vertices.foreach_get("co", co)
     return co.reshape(-1, 3)
+
+
+def make_swinging_bone(scene, name="Rig", frames=(1, 24), angle=1.2):
+    """An armature with one bone "Arm" (head at the origin, tail at +X 0.6 m) keyed to turn by
+    `angle` about its local X axis (a vertical swing) between frames[0] and frames[1]."""
+    import bpy
+
+    arm_data = bpy.data.armatures.new(name)
+    rig = bpy.data.objects.new(name, arm_data)
+    scene.collection.objects.link(rig)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="EDIT")
+    bone = arm_data.edit_bones.new("Arm")
+    bone.head, bone.tail = (0.0, 0.0, 0.0), (0.6, 0.0, 0.0)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pb = rig.pose.bones["Arm"]
+    pb.rotation_mode = "XYZ"
+    for frame, a in ((frames[0], 0.0), (frames[1], angle)):
+        pb.rotation_euler = (a, 0.0, 0.0)
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    scene.frame_set(scene.frame_current)
+    return rig
+
+
+def parent_to_bone(obj, rig, bone, offset):
+    """Parent obj to the tail of `bone`, `offset` away from it in the bone's frame."""
+    obj.parent = rig
+    obj.parent_type = "BONE"
+    obj.parent_bone = bone
+    obj.location = offset
+
+
+def make_skinned_arm(scene, rig, radius=0.1, length=0.6):
+    """A cylinder "Body" along the rig's bone "Arm", fully weighted to it (Armature modifier)."""
+    import bmesh
+    import bpy
+
+    mesh = bpy.data.meshes.new("Body")
+    bm = bmesh.new()
+    bmesh.ops.create_cone(bm, cap_ends=True, segments=16, radius1=radius, radius2=radius, depth=length)
+    bmesh.ops.subdivide_edges(bm, edges=[e for e in bm.edges if abs(e.verts[0].co.z - e.verts[1].co.z) > 1e-6], cuts=3)
+    bm.to_mesh(mesh)
+    bm.free()
+    for v in mesh.vertices:  # cone axis (local Z) -> along the bone (+X from its head)
+        v.co = (v.co.z + length / 2, v.co.x, v.co.y)
+    body = bpy.data.objects.new("Body", mesh)
+    scene.collection.objects.link(body)
+    body.parent = rig
+    group = body.vertex_groups.new(name="Arm")
+    group.add(list(range(len(mesh.vertices))), 1.0, "REPLACE")
+    body.modifiers.new("Armature", "ARMATURE").object = rig
+    body.clothbake.role = "COLLIDER"
+    body.clothbake.collider_shape = "AUTO"
+    return body
