@@ -96,8 +96,10 @@ impl GltfDocument {
         if count == 0 {
             return Ok(());
         }
-        let end = offset
-            .checked_add(stride * (count - 1) + elem)
+        let end = stride
+            .checked_mul(count - 1)
+            .and_then(|x| x.checked_add(elem))
+            .and_then(|x| x.checked_add(offset))
             .filter(|&e| e <= bytes.len())
             .ok_or_else(|| {
                 self.err(

@@ -2,9 +2,12 @@
 //!
 //! For each joint of the mesh's skin, the vertices whose normalised weight to that joint exceeds
 //! [`AUTO_WEIGHT_THRESHOLD`] are taken in the joint's bind frame (q = IBM · p). The bone axis points
-//! from the joint to the mean bind position of its child joints (or along the joint's +Y, the
-//! bone direction of Blender armatures, when it has none). A tapered capsule is fitted along that
-//! axis ([`fit_capsule_along`] with mean end radii) and carried rigidly by the joint's animated
+//! from the joint to the mean bind position of its child joints, along the joint's +Y (the bone
+//! direction of Blender armatures), or along the vertices' principal axis: a tapered capsule is
+//! fitted along each candidate ([`fit_capsule_along`], mean end radii, ends at the extreme
+//! projections) and the one whose surface lies closest to the vertices on average relative to its
+//! radius ([`mean_surface_gap`] / mean radius, which keeps thin capsules through flat vertex rings
+//! out) is kept (first candidate on ties). It is carried rigidly by the joint's animated
 //! world matrix, so at time t its points are W_joint(t) · q. Joints with fewer than
 //! [`AUTO_MIN_VERTICES`] such vertices get no capsule.
 
@@ -14,7 +17,7 @@ use crate::error::Result;
 use crate::gltf_mesh::read_mesh_node;
 use crate::gltf_rig::GltfRig;
 use crate::proxy::{Carrier, LocalShape, Proxy};
-use crate::proxy_fit::{fit_capsule_along, RadiusStat};
+use crate::proxy_fit::{fit_capsule_along, mean_surface_gap, principal_axis, RadiusStat};
 
 /// A vertex belongs to a bone when its weight to it is above this.
 pub const AUTO_WEIGHT_THRESHOLD: f32 = 0.5;
@@ -71,11 +74,24 @@ pub fn auto_proxies(rig: &GltfRig, mesh: Option<&str>, inflate: f32) -> Result<V
             .map(|(c, _)| (ibm * skin.inverse_bind[c].inverse()).w_axis.xyz())
             .collect();
         let mean = children.iter().copied().sum::<Vec3>() / children.len().max(1) as f32;
-        let axis = mean.try_normalize().unwrap_or(Vec3::Y);
-        let ((a, b, ra, rb), _) = fit_capsule_along(&pts, Vec3::ZERO, axis, RadiusStat::Mean);
-        if !(ra > 0.0 && rb > 0.0) {
-            continue;
+        let (centroid, principal) = principal_axis(&pts);
+        let candidates = [
+            (Vec3::ZERO, mean.try_normalize()),
+            (Vec3::ZERO, Some(Vec3::Y)),
+            (centroid, Some(principal)),
+        ];
+        let mut best: Option<((Vec3, Vec3, f32, f32), f32)> = None;
+        for (origin, axis) in candidates {
+            let Some(axis) = axis else { continue };
+            let (fit, _) = fit_capsule_along(&pts, origin, axis, RadiusStat::Mean, false);
+            let gap = mean_surface_gap(&pts, fit.0, fit.1, fit.2, fit.3) / (0.5 * (fit.2 + fit.3));
+            if fit.2 > 0.0 && fit.3 > 0.0 && best.is_none_or(|(_, g)| gap < g) {
+                best = Some((fit, gap));
+            }
         }
+        let Some(((a, b, ra, rb), _)) = best else {
+            continue;
+        };
         let name = rig
             .doc
             .document

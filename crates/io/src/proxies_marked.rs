@@ -168,7 +168,7 @@ pub fn marked_proxies(rig: &GltfRig, inflate: f32) -> Result<Vec<Proxy>> {
                 Kind::Capsule => {
                     let (origin, axis) = principal_axis(pts);
                     let ((a, b, ra, rb), region) =
-                        fit_capsule_along(pts, origin, axis, RadiusStat::Max);
+                        fit_capsule_along(pts, origin, axis, RadiusStat::Max, true);
                     let shape = LocalShape::Capsule {
                         a,
                         b,

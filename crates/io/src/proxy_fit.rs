@@ -58,15 +58,17 @@ pub enum RadiusStat {
 
 /// A tapered capsule fitted along `axis` (unit) through `origin`: each point projects to
 /// s = (p − origin)·axis at radial distance ρ. The radius at each end is `stat` of ρ over the
-/// points in that end's quarter of the projection range; the end points are pulled in from the
-/// extreme projections by their radii (the caps are the mesh's ends), meeting at the middle if
-/// the capsule is shorter than its radii. Returns (a, b, radius_a, radius_b) and, for each point,
+/// points in that end's quarter of the projection range. With `pull_in` the end points are pulled
+/// in from the extreme projections by their radii (the caps are the mesh's ends: a closed proxy
+/// mesh), meeting at the middle if the capsule is shorter than its radii; without, they sit at the
+/// extreme projections (an open tube such as a limb's skin between two joints). Returns (a, b, radius_a, radius_b) and, for each point,
 /// which end region it fell in (−1 a, +1 b, 0 middle).
 pub fn fit_capsule_along(
     points: &[Vec3],
     origin: Vec3,
     axis: Vec3,
     stat: RadiusStat,
+    pull_in: bool,
 ) -> ((Vec3, Vec3, f32, f32), Vec<i8>) {
     let proj: Vec<(f32, f32)> = points
         .iter()
@@ -106,11 +108,34 @@ pub fn fit_capsule_along(
         }
     };
     let (ra, rb) = (radius_in(-1), radius_in(1));
-    let (mut sa, mut sb) = (smin + ra, smax - rb);
+    let (mut sa, mut sb) = if pull_in {
+        (smin + ra, smax - rb)
+    } else {
+        (smin, smax)
+    };
     if sa > sb {
         let mid = 0.5 * (smin + smax);
         sa = mid;
         sb = mid;
     }
     ((origin + axis * sa, origin + axis * sb, ra, rb), region)
+}
+
+/// Mean absolute distance of points from the surface of the tapered capsule (a, b, ra, rb),
+/// measured to the axis segment with the radius interpolated along it (a fit-quality measure).
+pub fn mean_surface_gap(points: &[Vec3], a: Vec3, b: Vec3, ra: f32, rb: f32) -> f32 {
+    let ab = b - a;
+    let l2 = ab.length_squared();
+    let sum: f64 = points
+        .iter()
+        .map(|p| {
+            let t = if l2 > 0.0 {
+                ((*p - a).dot(ab) / l2).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            (p.distance(a + ab * t) - (ra + (rb - ra) * t)).abs() as f64
+        })
+        .sum();
+    (sum / points.len().max(1) as f64) as f32
 }

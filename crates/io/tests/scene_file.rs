@@ -211,3 +211,10 @@ fn missing_scene_file_is_named() {
     let e = SceneFile::read(Path::new("/nonexistent/scene.toml"), PRESETS).unwrap_err();
     assert_eq!(e.to_string(), "/nonexistent/scene.toml: file not found");
 }
+
+#[test]
+fn loaded_scene_can_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<clothbake_io::LoadedScene>();
+    send_sync::<clothbake_io::GarmentCacheWriter>();
+}

@@ -14,7 +14,7 @@
 // Indices i, j run over several parallel per-vertex arrays (forces, blocks, gradients).
 #![allow(clippy::needless_range_loop)]
 
-use super::element::{outer, skew, ElementForce};
+use super::element::{outer3, skew, ElementForce};
 use super::scalar::*;
 use super::Jacobian;
 
@@ -60,15 +60,15 @@ pub fn aero(x: &[V3; 3], v: &[V3; 3], wind: &Wind, jac: Jacobian) -> ElementForc
     match jac {
         Jacobian::Exact => {
             // ∂f/∂u
-            let dg_du = outer(n, n) * r2 + outer(n, u) * (2.0 * q)
+            let dg_du = outer3(n, n) * r2 + outer3(n, u) * (2.0 * q)
                 - M3::IDENTITY * (q * q)
-                - outer(u, n) * (2.0 * q);
-            let dfu = (M3::IDENTITY * q.abs() + outer(u, n) * sq) * (-cd)
-                - (dg_du * inv_mr - outer(g, u) * (inv_mr / r2)) * cl;
+                - outer3(u, n) * (2.0 * q);
+            let dfu = (M3::IDENTITY * q.abs() + outer3(u, n) * sq) * (-cd)
+                - (dg_du * inv_mr - outer3(g, u) * (inv_mr / r2)) * cl;
             // ∂f/∂N
-            let dg_dn = (outer(n, u) + M3::IDENTITY * q) * r2 - outer(u, u) * (2.0 * q);
+            let dg_dn = (outer3(n, u) + M3::IDENTITY * q) * r2 - outer3(u, u) * (2.0 * q);
             let dfn =
-                outer(u, u) * (-cd * sq) - (dg_dn * inv_mr - outer(g, n) * (inv_mr / m2)) * cl;
+                outer3(u, u) * (-cd * sq) - (dg_dn * inv_mr - outer3(g, n) * (inv_mr / m2)) * cl;
             // ∂N/∂x_j
             let dn = [skew(e2 - e1), -skew(e2), skew(e1)];
             let dfx = dn.map(|d| dfn * d * (1.0 / 3.0));
@@ -79,7 +79,7 @@ pub fn aero(x: &[V3; 3], v: &[V3; 3], wind: &Wind, jac: Jacobian) -> ElementForc
             }
         }
         Jacobian::Stabilized => {
-            let nn = outer(n, n) * (1.0 / m2);
+            let nn = outer3(n, n) * (1.0 / m2);
             let dfv = (M3::IDENTITY + nn) * (-cd * q.abs() / 9.0);
             for i in 0..3 {
                 out.dfdv[i] = [dfv; 3];

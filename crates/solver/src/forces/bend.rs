@@ -21,7 +21,7 @@
 // Indices i, j run over several parallel per-vertex arrays (forces, blocks, gradients).
 #![allow(clippy::needless_range_loop)]
 
-use super::element::{outer, skew, ElementForce};
+use super::element::{outer3, skew, ElementForce};
 use super::scalar::*;
 use super::Jacobian;
 use crate::material::Material;
@@ -163,7 +163,7 @@ pub fn bend(
     }
     for i in 0..4 {
         for j in 0..4 {
-            let ggt = outer(g[i], g[j]);
+            let ggt = outer3(g[i], g[j]);
             out.dfdv[i][j] = ggt * (-kd);
             out.dfdx[i][j] = ggt * (-k);
         }
@@ -179,7 +179,7 @@ pub fn bend(
         }
         for i in 0..4 {
             for j in 0..4 {
-                out.dfdx[i][j] += h[i][j] * s - outer(g[i], dcdot[j]) * kd;
+                out.dfdx[i][j] += h[i][j] * s - outer3(g[i], dcdot[j]) * kd;
             }
         }
     }
@@ -201,16 +201,16 @@ pub fn bend(
 fn theta_hessian(geo: &Geometry, e_len: Real, ga: V3, gb: V3, ta: Real, tb: Real) -> [[M3; 4]; 4] {
     let e_hat = geo.e / e_len;
     let inv_e2 = 1.0 / geo.e_len2;
-    let m = |n: V3, n2: Real| M3::IDENTITY * (1.0 / n2) - outer(n, n) * (2.0 / (n2 * n2));
+    let m = |n: V3, n2: Real| M3::IDENTITY * (1.0 / n2) - outer3(n, n) * (2.0 / (n2 * n2));
     let ma = m(geo.na, geo.na_len2);
     let mb = m(geo.nb, geo.nb_len2);
     let h_aa = ma * skew(geo.e) * (-e_len);
     let h_bb = mb * skew(geo.e) * e_len;
-    let h_ae = outer(geo.na, e_hat) * (-1.0 / geo.na_len2) + ma * skew(geo.a) * e_len;
-    let h_be = outer(geo.nb, e_hat) * (-1.0 / geo.nb_len2) - mb * skew(geo.b) * e_len;
+    let h_ae = outer3(geo.na, e_hat) * (-1.0 / geo.na_len2) + ma * skew(geo.a) * e_len;
+    let h_be = outer3(geo.nb, e_hat) * (-1.0 / geo.nb_len2) - mb * skew(geo.b) * e_len;
     let dta = (geo.a - geo.e * (2.0 * ta)) * inv_e2;
     let dtb = (geo.b - geo.e * (2.0 * tb)) * inv_e2;
-    let h_ee = -(outer(ga, dta) + h_ae * ta + outer(gb, dtb) + h_be * tb);
+    let h_ee = -(outer3(ga, dta) + h_ae * ta + outer3(gb, dtb) + h_be * tb);
     let inner = [
         [h_ee, h_ae.transpose(), h_be.transpose()],
         [h_ae, h_aa, M3::ZERO],

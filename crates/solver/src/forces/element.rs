@@ -23,13 +23,19 @@ impl<const N: usize> ElementForce<N> {
     };
 }
 
-/// Outer product `a bᵀ`.
+/// Outer product `a bᵀ` (working precision/SIMD types).
 #[inline(always)]
-pub(super) fn outer(a: V3, b: V3) -> M3 {
+pub(super) fn outer(a: V3A, b: V3A) -> M3A {
+    M3A::from_cols(a * b.x, a * b.y, a * b.z)
+}
+
+/// Outer product `a bᵀ` (scalar API types).
+#[inline(always)]
+pub(super) fn outer3(a: V3, b: V3) -> M3 {
     M3::from_cols(a * b.x, a * b.y, a * b.z)
 }
 
-/// Cross-product matrix `[a]×` with `[a]× b = a × b`.
+/// Cross-product matrix `[a]×` with `[a]× b = a × b` (scalar API types).
 #[inline(always)]
 pub(super) fn skew(a: V3) -> M3 {
     M3::from_cols(

@@ -9,11 +9,26 @@ pub use super::Jacobian;
 mod scalar {
     pub type Real = f64;
     pub use core::f64::consts::PI;
-    pub use glam::{DMat3 as M3, DVec2 as V2, DVec3 as V3};
+    pub use glam::{DMat3 as M3, DMat3 as M3A, DVec2 as V2, DVec3 as V3, DVec3 as V3A};
     /// Converts a material/wind parameter (f32) to the working precision.
     #[inline(always)]
     pub fn r(x: f32) -> Real {
         x as Real
+    }
+    /// API vector → working vector (the same type in f64).
+    #[inline(always)]
+    pub fn wide(v: V3) -> V3A {
+        v
+    }
+    /// Working vector → API vector (the same type in f64).
+    #[inline(always)]
+    pub fn narrow(v: V3A) -> V3 {
+        v
+    }
+    /// Working matrix → API matrix (the same type in f64).
+    #[inline(always)]
+    pub fn narrow_m(m: M3A) -> M3 {
+        m
     }
 }
 

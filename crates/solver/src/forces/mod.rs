@@ -17,11 +17,26 @@ pub use jacobian::Jacobian;
 mod scalar {
     pub type Real = f32;
     pub use core::f32::consts::PI;
-    pub use glam::{Mat3 as M3, Vec2 as V2, Vec3 as V3};
+    pub use glam::{Mat3 as M3, Mat3A as M3A, Vec2 as V2, Vec3 as V3, Vec3A as V3A};
     /// Converts a material/wind parameter (f32) to the working precision.
     #[inline(always)]
     pub fn r(x: f32) -> Real {
         x
+    }
+    /// API vector → SIMD working vector.
+    #[inline(always)]
+    pub fn wide(v: V3) -> V3A {
+        V3A::from(v)
+    }
+    /// SIMD working vector → API vector.
+    #[inline(always)]
+    pub fn narrow(v: V3A) -> V3 {
+        V3::from(v)
+    }
+    /// SIMD working matrix → API matrix.
+    #[inline(always)]
+    pub fn narrow_m(m: M3A) -> M3 {
+        M3::from(m)
     }
 }
 

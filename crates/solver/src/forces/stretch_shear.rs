@@ -28,123 +28,129 @@ pub fn stretch_shear(
     mat: &Material,
     jac: Jacobian,
 ) -> ElementForce<3> {
-    let mut out = ElementForce::<3>::ZERO;
-    let (wu, wv) = rest.w(x);
-    let wu_dot = v[0] * rest.du[0] + v[1] * rest.du[1] + v[2] * rest.du[2];
-    let wv_dot = v[0] * rest.dv[0] + v[1] * rest.dv[1] + v[2] * rest.dv[2];
+    let (al, be) = (&rest.du, &rest.dv);
+    let (wu, wv) = rest.w_wide(x);
+    let v = [wide(v[0]), wide(v[1]), wide(v[2])];
+    let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
+    let wv_dot = v[0] * be[0] + v[1] * be[1] + v[2] * be[2];
     let a = rest.area;
     let damping = r(mat.stretch_damping);
-    for (w, w_dot, alpha, k, b) in [
-        (wu, wu_dot, &rest.du, mat.stretch[0], mat.rest_scale[0]),
-        (wv, wv_dot, &rest.dv, mat.stretch[1], mat.rest_scale[1]),
-    ] {
-        let ka = r(k) * a;
-        add_stretch(&mut out, w, w_dot, alpha, ka, damping * ka, r(b), jac);
-    }
-    let ka = r(mat.shear) * a;
-    if ka > 0.0 {
-        add_shear(
-            &mut out,
-            rest,
-            (wu, wv),
-            (wu_dot, wv_dot),
-            ka,
-            damping * ka,
-            jac,
-        );
-    }
-    out
-}
+    let ka_u = r(mat.stretch[0]) * a;
+    let ka_v = r(mat.stretch[1]) * a;
+    let su = Stretch::new(wu, wu_dot, ka_u, damping * ka_u, r(mat.rest_scale[0]), jac);
+    let sv = Stretch::new(wv, wv_dot, ka_v, damping * ka_v, r(mat.rest_scale[1]), jac);
 
-/// One stretch condition `c = |w| − b` with `∂w/∂x_i = alpha[i] I`; `ka = k a`, `kda = k_d a`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn add_stretch(
-    out: &mut ElementForce<3>,
-    w: V3,
-    w_dot: V3,
-    alpha: &[Real; 3],
-    ka: Real,
-    kda: Real,
-    b: Real,
-    jac: Jacobian,
-) {
-    let len = w.length();
-    if len <= Real::EPSILON {
-        return;
-    }
-    let n = w / len;
-    let c = len - b;
-    let c_dot = n.dot(w_dot);
-    let s = -(ka * c + kda * c_dot);
-    for i in 0..3 {
-        out.f[i] += n * (s * alpha[i]);
-    }
-    let nn = outer(n, n);
-    // (I − ŵŵᵀ)/|w|: ∂ŵ/∂w, the curvature of |w|.
-    let p = (M3::IDENTITY - nn) * (1.0 / len);
-    let kx = match jac {
-        Jacobian::Exact => {
-            // −k a (ŵŵᵀ + c P) − k_d a (ċ P + ŵ (P ẇ)ᵀ)
-            nn * (-ka) + p * (-(ka * c + kda * c_dot)) - outer(n, p * w_dot) * kda
-        }
-        Jacobian::Stabilized => {
-            if c > 0.0 {
-                nn * (-ka) - p * (ka * c)
-            } else {
-                nn * (-ka)
-            }
-        }
-    };
-    let kv = nn * (-kda);
-    for i in 0..3 {
-        for j in 0..3 {
-            let aa = alpha[i] * alpha[j];
-            out.dfdx[i][j] += kx * aa;
-            out.dfdv[i][j] += kv * aa;
-        }
-    }
-}
-
-/// Shear condition `c = w_u · w_v`; `ka = k a`, `kda = k_d a`.
-#[inline(always)]
-fn add_shear(
-    out: &mut ElementForce<3>,
-    rest: &TriangleRest,
-    (wu, wv): (V3, V3),
-    (wu_dot, wv_dot): (V3, V3),
-    ka: Real,
-    kda: Real,
-    jac: Jacobian,
-) {
-    let (al, be) = (&rest.du, &rest.dv);
+    // Shear c = w_u·w_v: ∂c/∂x_i = α_i w_v + β_i w_u.
+    let ka_s = r(mat.shear) * a;
+    let kda_s = damping * ka_s;
     let g = [
         wv * al[0] + wu * be[0],
         wv * al[1] + wu * be[1],
         wv * al[2] + wu * be[2],
     ];
-    let c = wu.dot(wv);
-    let c_dot = wv.dot(wu_dot) + wu.dot(wv_dot);
-    let s = -(ka * c + kda * c_dot);
+    let c_s = wu.dot(wv);
+    let c_s_dot = wv.dot(wu_dot) + wu.dot(wv_dot);
+    let s_s = -(ka_s * c_s + kda_s * c_s_dot);
+
+    let mut out = ElementForce::<3>::ZERO;
     for i in 0..3 {
-        out.f[i] += g[i] * s;
+        out.f[i] = narrow(su.dir * (su.s * al[i]) + sv.dir * (sv.s * be[i]) + g[i] * s_s);
     }
-    // Coefficient of the identity in ∂²c/∂x_i∂x_j is (α_i β_j + β_i α_j).
-    let hess_scale = -(ka * c + kda * c_dot);
+    // Blocks: stretch ∝ α_iα_j, β_iβ_j; shear Gauss–Newton part ∝ g_i g_jᵀ. Symmetric so far
+    // (the Exact-only terms below are added to every block): compute i ≤ j, mirror the rest.
+    let mut kx = [[M3A::ZERO; 3]; 3];
+    for i in 0..3 {
+        for j in i..3 {
+            let (aa, bb) = (al[i] * al[j], be[i] * be[j]);
+            let ggt = outer(g[i], g[j]);
+            let bx = su.kx * aa + sv.kx * bb - ggt * ka_s;
+            let bv = su.kv * aa + sv.kv * bb - ggt * kda_s;
+            kx[i][j] = bx;
+            out.dfdv[i][j] = narrow_m(bv);
+            if i != j {
+                kx[j][i] = bx.transpose();
+                out.dfdv[j][i] = narrow_m(bv.transpose());
+            }
+        }
+    }
+    if jac == Jacobian::Exact {
+        // Unsymmetric damping terms of stretch, −k_d a α_iα_j ŵ (P ẇ)ᵀ; shear second-derivative
+        // terms ∂²c/∂x_i∂x_j = (α_iβ_j + β_iα_j) I, and the shear damping term
+        // −k_d a ∂c/∂x_i (∂ċ/∂x_j)ᵀ with ∂ċ/∂x_j = β_j ẇ_u + α_j ẇ_v.
+        for i in 0..3 {
+            for j in 0..3 {
+                let h = al[i] * be[j] + be[i] * al[j];
+                let dcdot_dx = wu_dot * be[j] + wv_dot * al[j];
+                kx[i][j] += su.kx_damp * (al[i] * al[j])
+                    + sv.kx_damp * (be[i] * be[j])
+                    + M3A::from_diagonal(V3::splat(s_s * h))
+                    - outer(g[i], dcdot_dx) * kda_s;
+            }
+        }
+    }
     for i in 0..3 {
         for j in 0..3 {
-            let ggt = outer(g[i], g[j]);
-            out.dfdv[i][j] -= ggt * kda;
-            let gn = ggt * (-ka);
-            out.dfdx[i][j] += match jac {
-                Jacobian::Exact => {
-                    let h = al[i] * be[j] + be[i] * al[j];
-                    // ∂ċ/∂x_j = β_j ẇ_u + α_j ẇ_v
-                    let dcdot_dx = wu_dot * be[j] + wv_dot * al[j];
-                    gn + M3::from_diagonal(V3::splat(hess_scale * h)) - outer(g[i], dcdot_dx) * kda
-                }
-                Jacobian::Stabilized => gn,
+            out.dfdx[i][j] = narrow_m(kx[i][j]);
+        }
+    }
+    out
+}
+
+/// One stretch condition `c = |w| − b`, `∂c/∂x_i = α_i ŵ`: force direction and scale, and the
+/// 3×3 matrices that multiply `α_i α_j` in the blocks (`ka = k a`, `kda = k_d a`).
+struct Stretch {
+    /// ŵ (zero if |w| = 0).
+    dir: V3A,
+    /// `−(k a c + k_d a ċ)`: `f_i = s α_i ŵ`.
+    s: Real,
+    /// Symmetric part of `∂f_i/∂x_j`: `kx α_i α_j`.
+    kx: M3A,
+    /// Unsymmetric damping part of `∂f_i/∂x_j` (Exact only): `kx_damp α_i α_j`.
+    kx_damp: M3A,
+    /// `∂f_i/∂v_j = kv α_i α_j`.
+    kv: M3A,
+}
+
+impl Stretch {
+    #[inline(always)]
+    fn new(w: V3A, w_dot: V3A, ka: Real, kda: Real, b: Real, jac: Jacobian) -> Self {
+        let len = w.length();
+        if len <= Real::EPSILON {
+            return Self {
+                dir: V3A::ZERO,
+                s: 0.0,
+                kx: M3A::ZERO,
+                kx_damp: M3A::ZERO,
+                kv: M3A::ZERO,
             };
+        }
+        let n = w / len;
+        let c = len - b;
+        let c_dot = n.dot(w_dot);
+        let s = -(ka * c + kda * c_dot);
+        let nn = outer(n, n);
+        let mut kx_damp = M3A::ZERO;
+        let kx = match jac {
+            // −k a (ŵŵᵀ + c P) − k_d a (ċ P + ŵ (P ẇ)ᵀ), P = (I − ŵŵᵀ)/|w| = ∂ŵ/∂w.
+            Jacobian::Exact => {
+                let p = (M3A::IDENTITY - nn) * (1.0 / len);
+                kx_damp = outer(n, p * w_dot) * (-kda);
+                nn * (-ka) + p * s
+            }
+            // Keep the curvature term only while stretched (Choi & Ko 2002, Kang 2003 eq. 4.11):
+            // −k a (ŵŵᵀ + c (I − ŵŵᵀ)/|w|) = −k a ((1 − c/|w|) ŵŵᵀ + (c/|w|) I).
+            Jacobian::Stabilized if c > 0.0 => {
+                let q = c / len;
+                nn * (-ka * (1.0 - q)) - M3A::from_diagonal(V3::splat(ka * q))
+            }
+            Jacobian::Stabilized => nn * (-ka),
+        };
+        Self {
+            dir: n,
+            s,
+            kx,
+            kx_damp,
+            kv: nn * (-kda),
         }
     }
 }
