@@ -7,15 +7,13 @@
 //! tangential velocity after the solve (Coulomb friction as a bounded velocity change, Bridson,
 //! Fedkiw & Anderson 2002 §7.2), so friction never reverses the slip.
 
+use crate::collide::ccd::{CONTACT_TOLERANCE_ABS, CONTACT_TOLERANCE_REL};
 use crate::collide::VertexContact;
 use crate::linalg::{BlockMatrix, Filter};
 use crate::model::Model;
 use glam::{Mat3, Vec3};
 use rayon::prelude::*;
 
-/// A contact is new-constrained when its predicted distance is below this multiple of the thickness
-/// (slack for a vertex resting exactly at the thickness).
-const ACTIVATE_FRACTION: f32 = 1.01;
 /// A contact released because its force turned attractive is re-grabbed only deeper than this
 /// fraction of the thickness.
 const REGRAB_FRACTION: f32 = 0.5;
@@ -120,7 +118,8 @@ impl Constraints {
 
     /// Turns the detector's contacts (sorted by vertex) into constraints. Per vertex the deepest
     /// contact is used. Vertices already fixed (hard pins) are skipped. A new contact is constrained
-    /// when its predicted end-of-substep distance is inside the thickness; a contact held in the
+    /// when its predicted end-of-substep distance is inside the thickness (plus the detector's
+    /// contact tolerance, so a vertex resting exactly at the thickness stays constrained); a contact held in the
     /// previous substep stays while its force pushes out, and is released once it turned attractive.
     /// Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
     /// Sticking vertices (static friction) get ndof 0 following the surface; sliding ones ndof 2 with
@@ -154,7 +153,8 @@ impl Constraints {
             let active = if held && mem.released {
                 c.distance < REGRAB_FRACTION * thickness
             } else {
-                held || c.distance < ACTIVATE_FRACTION * thickness
+                held || c.distance
+                    < thickness * (1.0 + CONTACT_TOLERANCE_REL) + CONTACT_TOLERANCE_ABS
             };
             if !active {
                 continue;

@@ -19,6 +19,8 @@ use std::time::Instant;
 /// A substep is rejected when the largest triangle strain grows by more than this (absolute,
 /// dimensionless) within it (BW §6: "strain changes by more than 10% in one step").
 pub const STRAIN_JUMP: f32 = 0.1;
+/// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
+const REPORT_WITHIN: f32 = 0.05;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
 
@@ -380,7 +382,7 @@ impl Simulation {
         );
         // Body projection first, then cloth–cloth collision with every vertex the bodies hold
         // (contacts and projected vertices) immovable, so nothing is pushed back through cloth.
-        let mut min_distance = self.project_out_of_colliders(h);
+        let mut min_distance = self.project_out_of_colliders(h)?;
         lap(&mut times.collide);
         let self_contacts = match &mut self.self_contact {
             Some(sc) => {
@@ -435,47 +437,37 @@ impl Simulation {
         })
     }
 
-    /// Post-solve projection (Kang-style correction): any free vertex closer than its thickness to a
-    /// collider's end-of-substep surface is moved out to the thickness and loses its inward velocity
-    /// relative to the surface (normal surface velocity from the change of signed distance over the
-    /// substep). Marks moved vertices in `held`. Returns the smallest distance left (m).
-    fn project_out_of_colliders(&mut self, h: f32) -> f32 {
+    /// Post-solve projection (Kang-style correction, [`ContactDetector::project_out`]): any free
+    /// vertex closer than its thickness to a collider's end-of-substep surface is moved out to the
+    /// thickness (on its entry side if it tunnelled) and loses its inward velocity relative to the
+    /// surface. Marks moved vertices in `held`. Returns the smallest distance left (m) among vertices
+    /// within 5 cm of a collider (+inf if none).
+    fn project_out_of_colliders(&mut self, h: f32) -> Result<f32, SimError> {
         self.held.par_iter_mut().for_each(|m| *m = false);
         if self.sub_colliders.is_empty() {
-            return f32::INFINITY;
+            return Ok(f32::INFINITY);
         }
-        let (colliders, thickness, pinned) = (
-            &self.sub_colliders,
-            &self.model.thickness,
-            &self.model.hard_pinned,
-        );
-        self.state
-            .x
+        self.predicted.copy_from_slice(&self.state.x);
+        let min = self
+            .detector
+            .project_out(
+                &self.sub_colliders,
+                h,
+                &self.contacts,
+                &self.model.thickness,
+                &self.model.hard_pinned,
+                REPORT_WITHIN,
+                &mut self.state.x,
+                &mut self.state.v,
+            )
+            .map_err(|e| SimError::Input(e.to_string()))?;
+        let before = &self.predicted;
+        self.held
             .par_iter_mut()
-            .zip(self.state.v.par_iter_mut())
-            .zip(self.held.par_iter_mut())
+            .zip(self.state.x.par_iter())
             .enumerate()
-            .map(|(i, ((x, v), held))| {
-                let mut min_d = f32::INFINITY;
-                for c in colliders {
-                    let (d, n) = c.end.distance(*x);
-                    if d < thickness[i] && !pinned[i] {
-                        let p = *x + (thickness[i] - d) * n;
-                        let surface_vn = (c.start.distance(p).0 - c.end.distance(p).0) / h;
-                        *x = p;
-                        *held = true;
-                        let vn = v.dot(n);
-                        if vn < surface_vn {
-                            *v += (surface_vn - vn) * n;
-                        }
-                        min_d = min_d.min(thickness[i]);
-                    } else {
-                        min_d = min_d.min(d);
-                    }
-                }
-                min_d
-            })
-            .reduce(|| f32::INFINITY, f32::min)
+            .for_each(|(i, (m, x))| *m = *x != before[i]);
+        Ok(min)
     }
 
     /// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
