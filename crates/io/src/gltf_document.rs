@@ -22,6 +22,18 @@ impl GltfDocument {
         let gltf =
             gltf::Gltf::from_slice(&bytes).map_err(|e| IoError::parse(path, "", describe(&e)))?;
         let gltf::Gltf { document, blob } = gltf;
+        for ext in document.extensions_used() {
+            if matches!(
+                ext,
+                "KHR_draco_mesh_compression" | "EXT_meshopt_compression"
+            ) {
+                return Err(IoError::invalid(
+                    path,
+                    "extensionsUsed",
+                    format!("{ext}: compressed geometry is not supported; export without mesh compression"),
+                ));
+            }
+        }
         let base = path.parent().unwrap_or(Path::new(""));
         let mut blob = blob;
         let mut buffers = Vec::new();

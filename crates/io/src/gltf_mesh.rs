@@ -131,12 +131,8 @@ pub fn read_mesh_node(
                     return Err(doc.err(jf, "must be VEC4"));
                 }
                 let wv = doc.read_floats(&w, &[4], &format!("{pf}.attributes.WEIGHTS_{set}"))?;
-                if let (Some(n), Some((k, &bad))) = (
-                    skin_joints,
-                    jv.iter()
-                        .enumerate()
-                        .find(|(_, &x)| x as usize >= skin_joints.unwrap_or(0)),
-                ) {
+                let n = skin_joints.unwrap_or(0);
+                if let Some((k, &bad)) = jv.iter().enumerate().find(|(_, &x)| x as usize >= n) {
                     return Err(doc.err(
                         format!("{pf}.attributes.JOINTS_{set} (accessors[{}])", j.index()),
                         format!(

@@ -19,7 +19,7 @@ use crate::obj_mesh::read_obj;
 use crate::pins::Pins;
 use crate::proxies_auto::auto_proxies;
 use crate::proxies_marked::marked_proxies;
-use crate::scene::{ColliderSpec, Follow, GarmentSpec, ProxyMode, SceneFile, Up};
+use crate::scene::{ColliderSpec, Follow, GarmentSpec, ProxyMode, RestShape, SceneFile, Up};
 use crate::weld::{default_epsilon, weld};
 
 /// Frames of the default range when nothing in the scene is animated.
@@ -295,6 +295,13 @@ fn finish_garment(
     clock: Clock,
     t0: f32,
 ) -> Result<Garment> {
+    if g.rest_shape == RestShape::Uv && welded.tri_uvs.is_none() {
+        return Err(IoError::invalid(
+            scene,
+            format!("garment[{i}].rest_shape"),
+            format!("\"uv\" but {} has no UVs on every face", g.mesh.display()),
+        ));
+    }
     let n = src.positions.len();
     let all: Vec<u32> = (0..n as u32).collect();
     let mut source_rest = Vec::with_capacity(n);

@@ -8,7 +8,7 @@ use glam::{Vec2, Vec3};
 use obj::raw::object::Polygon;
 
 use crate::error::{IoError, Result};
-use crate::source_mesh::{fan, SourceMesh};
+use crate::source_mesh::{triangulate, SourceMesh};
 
 /// Reads an OBJ file: all `v` lines in order, all `f` polygons (of every object/group).
 /// Errors name the file and the element (`v[12]`, `f[3]`).
@@ -64,7 +64,8 @@ pub fn read_obj(path: &Path) -> Result<SourceMesh> {
             }
         }
         let face: Vec<u32> = idx.iter().map(|&i| i as u32).collect();
-        for t in fan(face.len()) {
+        let corners: Vec<Vec3> = face.iter().map(|&i| positions[i as usize]).collect();
+        for t in triangulate(&corners) {
             triangles.push([face[t[0]], face[t[1]], face[t[2]]]);
             match (&mut tri_uvs, &uv) {
                 (Some(out), Some(uv)) => out.push([tex[uv[t[0]]], tex[uv[t[1]]], tex[uv[t[2]]]]),

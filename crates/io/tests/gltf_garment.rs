@@ -269,6 +269,13 @@ fn errors_name_the_file_and_the_element() {
         "{e}"
     );
 
+    // Draco-compressed geometry.
+    let mut b = build(&parts());
+    b.json["extensionsUsed"] = json!(["KHR_draco_mesh_compression"]);
+    b.write_gltf(&d.join("dr.gltf"));
+    let e = load(d, "dr.gltf").err().unwrap();
+    assert!(e.contains("dr.gltf: extensionsUsed: KHR_draco_mesh_compression: compressed geometry is not supported"), "{e}");
+
     // Not JSON at all.
     std::fs::write(d.join("j.gltf"), "{ nope").unwrap();
     let e = load(d, "j.gltf").err().unwrap();

@@ -156,6 +156,17 @@ fn scene_errors_name_scene_field() {
         e.contains("s.toml: garment[0].pin.vertices[1]: vertex 7 is out of range"),
         "{e}"
     );
+    let scene = write(
+        dir.path(),
+        "s.toml",
+        "[[garment]]\nname = \"c\"\nmesh = \"c.obj\"\nrest_shape = \"uv\"\n",
+    );
+    let e = load_scene(&scene, PRESETS).err().unwrap().to_string();
+    assert!(
+        e.contains("s.toml: garment[0].rest_shape: \"uv\" but "),
+        "{e}"
+    );
+    assert!(e.ends_with("c.obj has no UVs on every face"), "{e}");
 }
 
 #[test]
@@ -187,4 +198,22 @@ fn keyed_sphere_collider_interpolates_and_holds() {
         );
     }
     assert_eq!(s.colliders.names(), ["collider[0]"]);
+}
+
+/// A concave U-shaped octagon: a fan from its first corner would flip triangles; ear clipping
+/// gives 6 triangles, all with the polygon's orientation, covering exactly its area (5).
+#[test]
+fn concave_ngon_is_triangulated_without_flips() {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = "v 0 0 0\nv 3 0 0\nv 3 2 0\nv 2 2 0\nv 2 1 0\nv 1 1 0\nv 1 2 0\nv 0 2 0\nf 1 2 3 4 5 6 7 8\n";
+    let m = read_obj(&write(dir.path(), "u.obj", obj)).unwrap();
+    assert_eq!(m.triangles.len(), 6);
+    let mut total = 0.0;
+    for t in &m.triangles {
+        let [a, b, c] = t.map(|i| m.positions[i as usize]);
+        let z = (b - a).cross(c - a).z * 0.5;
+        assert!(z > 0.0, "flipped or degenerate triangle {t:?}");
+        total += z;
+    }
+    assert!((total - 5.0).abs() < 1e-6, "area {total}");
 }
