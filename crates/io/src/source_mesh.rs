@@ -10,7 +10,7 @@ pub struct SourceMesh {
     pub positions: Vec<Vec3>,
     /// Polygons as in the file (source indices), used to write OBJ sequences.
     pub faces: Vec<Vec<u32>>,
-    /// Triangles (source indices): quads and n-gons triangulated by [`triangulate`] (ear clipping).
+    /// Triangles (source indices): quads and n-gons triangulated by ear clipping.
     pub triangles: Vec<[u32; 3]>,
     /// Per-triangle corner UVs, if the file has UVs for every face.
     pub tri_uvs: Option<Vec<[Vec2; 3]>>,
