@@ -30,6 +30,26 @@ fn cg_failure_halves_the_substep_and_size_grows_back() {
     let mut reports = Vec::new();
     for _ in 0..48 {
         reports.push(sim.step_frame(DT, &[], &[]).unwrap());
+        // The per-substep log matches the frame summary and sums to the frame length.
+        let log = sim.substep_reports();
+        let r = reports.last().unwrap();
+        assert_eq!(log.len() as u32, r.substeps + r.rejected_substeps);
+        let accepted: f32 = log
+            .iter()
+            .filter(|s| s.rejected.is_none())
+            .map(|s| s.h)
+            .sum();
+        assert!(
+            (accepted - DT).abs() < 1e-6,
+            "accepted substeps sum to {accepted} s"
+        );
+        assert_eq!(
+            log.iter()
+                .filter(|s| s.rejected.is_none())
+                .map(|s| s.cg.iterations)
+                .sum::<u32>(),
+            r.cg_iterations
+        );
     }
     let rejected: u32 = reports.iter().map(|r| r.rejected_substeps).sum();
     assert!(rejected > 0, "no substep was rejected");
