@@ -19,6 +19,8 @@ use std::time::Instant;
 /// A substep is rejected when the largest triangle strain grows by more than this (absolute,
 /// dimensionless) within it (BW §6: "strain changes by more than 10% in one step").
 pub const STRAIN_JUMP: f32 = 0.1;
+/// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
+const REPORT_WITHIN: f32 = 0.05;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
 
@@ -107,6 +109,8 @@ pub struct Simulation {
     dv: Vec<Vec3>,
     predicted: Vec<Vec3>,
     self_contact: Option<SelfContact>,
+    /// Per vertex: held by a collider this substep (contact or projection).
+    held: Vec<bool>,
     /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
     h_scale: u32,
     accepted_in_row: u32,
@@ -134,6 +138,7 @@ impl Simulation {
             dv: vec![Vec3::ZERO; n],
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(&model)?,
+            held: vec![false; n],
             h_scale: 0,
             accepted_in_row: 0,
             time: 0.0,
@@ -226,7 +231,7 @@ impl Simulation {
                     time: self.time,
                 });
             }
-            self.commit_substep(h);
+            self.constraints.commit();
             report.accept(&sub);
             self.time += h as f64;
             pos += step;
@@ -246,18 +251,6 @@ impl Simulation {
             .par_iter()
             .zip(self.state.v.par_iter())
             .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
-    }
-
-    /// Contact memory is committed only for accepted substeps.
-    fn commit_substep(&mut self, h: f32) {
-        self.constraints.after_solve(
-            &self.model,
-            &self.assembly.matrix,
-            &self.assembly.b,
-            &self.dv,
-            &self.state.v,
-            h,
-        );
     }
 
     /// One backward-Euler Newton step of length `h` from frame fraction `s0` to `s1`. On return
@@ -378,14 +371,38 @@ impl Simulation {
             });
         lap(&mut times.other);
 
+        self.constraints.apply_friction(
+            &self.model,
+            &self.assembly.matrix,
+            &self.assembly.b,
+            &self.dv,
+            h,
+            &mut self.state.x,
+            &mut self.state.v,
+        );
+        // Body projection first, then cloth–cloth collision with every vertex the bodies hold
+        // (contacts and projected vertices) immovable, so nothing is pushed back through cloth.
+        let mut min_distance = self.project_out_of_colliders(h)?;
+        lap(&mut times.collide);
         let self_contacts = match &mut self.self_contact {
-            Some(sc) => sc.apply(&self.start.x, &mut self.state.x, &mut self.state.v, h),
+            Some(sc) => {
+                for c in &self.constraints.active {
+                    self.held[c.vertex as usize] = true;
+                }
+                let n = sc.apply(
+                    &self.start.x,
+                    &mut self.state.x,
+                    &mut self.state.v,
+                    h,
+                    &self.held,
+                );
+                lap(&mut times.self_collide);
+                min_distance = self.min_collider_distance();
+                lap(&mut times.collide);
+                n
+            }
             None => 0,
         };
-        lap(&mut times.self_collide);
-
-        let min_distance = self.project_out_of_colliders(h);
-        lap(&mut times.collide);
 
         let x1 = &self.state.x;
         let model = &self.model;
@@ -420,42 +437,50 @@ impl Simulation {
         })
     }
 
-    /// Post-solve projection (Kang-style correction): any free vertex closer than its thickness to a
-    /// collider's end-of-substep surface is moved out to the thickness and loses its inward velocity
-    /// relative to the surface (normal surface velocity from the change of signed distance over the
-    /// substep). Returns the smallest distance left (m).
-    fn project_out_of_colliders(&mut self, h: f32) -> f32 {
+    /// Post-solve projection (Kang-style correction, [`ContactDetector::project_out`]): any free
+    /// vertex closer than its thickness to a collider's end-of-substep surface is moved out to the
+    /// thickness (on its entry side if it tunnelled) and loses its inward velocity relative to the
+    /// surface. Marks moved vertices in `held`. Returns the smallest distance left (m) among vertices
+    /// within 5 cm of a collider (+inf if none).
+    fn project_out_of_colliders(&mut self, h: f32) -> Result<f32, SimError> {
+        self.held.par_iter_mut().for_each(|m| *m = false);
         if self.sub_colliders.is_empty() {
-            return f32::INFINITY;
+            return Ok(f32::INFINITY);
         }
-        let (colliders, thickness, pinned) = (
-            &self.sub_colliders,
-            &self.model.thickness,
-            &self.model.hard_pinned,
-        );
+        self.predicted.copy_from_slice(&self.state.x);
+        let min = self
+            .detector
+            .project_out(
+                &self.sub_colliders,
+                h,
+                &self.contacts,
+                &self.model.thickness,
+                &self.model.hard_pinned,
+                REPORT_WITHIN,
+                &mut self.state.x,
+                &mut self.state.v,
+            )
+            .map_err(|e| SimError::Input(e.to_string()))?;
+        let before = &self.predicted;
+        self.held
+            .par_iter_mut()
+            .zip(self.state.x.par_iter())
+            .enumerate()
+            .for_each(|(i, (m, x))| *m = *x != before[i]);
+        Ok(min)
+    }
+
+    /// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
+    fn min_collider_distance(&self) -> f32 {
+        let colliders = &self.sub_colliders;
         self.state
             .x
-            .par_iter_mut()
-            .zip(self.state.v.par_iter_mut())
-            .enumerate()
-            .map(|(i, (x, v))| {
-                let mut min_d = f32::INFINITY;
-                for c in colliders {
-                    let (d, n) = c.end.distance(*x);
-                    if d < thickness[i] && !pinned[i] {
-                        let p = *x + (thickness[i] - d) * n;
-                        let surface_vn = (c.start.distance(p).0 - c.end.distance(p).0) / h;
-                        *x = p;
-                        let vn = v.dot(n);
-                        if vn < surface_vn {
-                            *v += (surface_vn - vn) * n;
-                        }
-                        min_d = min_d.min(thickness[i]);
-                    } else {
-                        min_d = min_d.min(d);
-                    }
-                }
-                min_d
+            .par_iter()
+            .map(|&x| {
+                colliders
+                    .iter()
+                    .map(|c| c.end.distance(x).0)
+                    .fold(f32::INFINITY, f32::min)
             })
             .reduce(|| f32::INFINITY, f32::min)
     }

@@ -312,7 +312,7 @@ def export_scene(context, bake_dir: str) -> list[tuple[str, str]]:
             "substeps": int(settings.substeps),
             "gravity": gravity,
         },
-        "output": {"dir": CACHE_SUBDIR, "formats": ["pc2"], "space": "local"},
+        "output": {"dir": CACHE_SUBDIR, "formats": ["pc2"], "space": "local", "up": "z"},  # Blender object-local
         "garment": garment_entries,
         "collider": collider_entries or None,
     }

@@ -71,7 +71,7 @@ def test_bone_parented_collider_follows_the_bone_in_the_exported_keys(rigged):
     names = [g["name"] for g in doc["garment"]]
     assert names == ["Skirt", "Cape"]
     assert doc["garment"][1]["material"] == "silk" and "pin" not in doc["garment"][1]
-    assert doc["output"] == {"dir": "cache", "formats": ["pc2"], "space": "local"}
+    assert doc["output"] == {"dir": "cache", "formats": ["pc2"], "space": "local", "up": "z"}
 
 
 def test_two_garments_and_a_bone_parented_sphere_bake(rigged):
