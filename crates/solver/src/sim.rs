@@ -21,6 +21,8 @@ use std::time::Instant;
 pub const STRAIN_JUMP: f32 = 0.1;
 /// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
 const REPORT_WITHIN: f32 = 0.05;
+/// Upper bound of [`SimSettings::max_halvings`] (substeps down to 2⁻²⁰ of the nominal size).
+pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
 
@@ -73,6 +75,9 @@ impl SimSettings {
         }
         if !(self.cg_tolerance.is_finite() && self.cg_tolerance > 0.0) {
             return bad("cg_tolerance", self.cg_tolerance as f64, "finite and > 0");
+        }
+        if self.max_halvings > MAX_HALVINGS {
+            return bad("max_halvings", self.max_halvings as f64, "<= 20");
         }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");
@@ -210,7 +215,7 @@ impl Simulation {
         self.substep_log.clear();
         let nominal = dt / self.settings.substeps as f32;
         // Frame fractions are integers over a power-of-two grid so substeps land exactly on dt.
-        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings.min(20));
+        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings);
         let full = grid / self.settings.substeps as u64;
         let mut pos: u64 = 0;
         while pos < grid {

@@ -101,6 +101,37 @@ fn non_adaptive_runs_nominal_substeps() {
 }
 
 #[test]
+fn bad_settings_and_empty_scenes() {
+    let g = sheet("sheet", 4, 0.5, 0.0);
+    let bad = SimSettings {
+        max_halvings: 40,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Simulation::new(vec![g.clone()], bad),
+        Err(ModelError::Settings {
+            field: "max_halvings",
+            ..
+        })
+    ));
+    let bad = SimSettings {
+        substeps: 0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Simulation::new(vec![g], bad),
+        Err(ModelError::Settings {
+            field: "substeps",
+            ..
+        })
+    ));
+    let mut empty = Simulation::new(vec![], SimSettings::default()).unwrap();
+    let r = empty.step_frame(DT, &[], &[]).unwrap();
+    assert_eq!(r.substeps, 5);
+    assert!(empty.garment_positions(0).is_empty());
+}
+
+#[test]
 fn bad_frame_input_is_an_error_not_a_panic() {
     let g = sheet("sheet", 4, 0.5, 0.0);
     let mut sim = Simulation::new(vec![g], SimSettings::default()).unwrap();
