@@ -122,7 +122,7 @@ def test_auto_collider_from_a_skinned_mesh(tmp_path, monkeypatch):
     scene.clothbake.frame_start, scene.clothbake.frame_end, scene.clothbake.substeps = 1, 16, 4
     rig = make_swinging_bone(scene, frames=(1, 10), angle=np.pi / 2)
     rig.location = (0.0, 0.0, 0.2)
-    body = make_skinned_arm(scene, rig)
+    make_skinned_arm(scene, rig)
     sheet = make_garment(scene, "Sheet", location=(0.15, 0.35, 1.1), rotation=(0.0, 0.0, 0.0), scale=(0.7, 0.7, 0.7), cells=10, seed=5)
     scene.frame_set(1)
 
