@@ -14,6 +14,10 @@ MATERIAL_PRESETS = ("cotton", "silk", "denim", "leather", "jersey")
 #: Name of the Mesh Cache modifier the bake adds to each garment.
 MODIFIER_NAME = "ClothBake"
 
+# Blender 4.5 warns about '//' in path properties unless they declare support (an unknown option
+# before 4.5).
+_BLEND_RELATIVE = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
+
 
 class ClothbakeObjectSettings(bpy.types.PropertyGroup):
     role: EnumProperty(
@@ -89,7 +93,7 @@ class ClothbakeSceneSettings(bpy.types.PropertyGroup):
     output_dir: StringProperty(
         name="Output",
         description="Folder for bakes; '//' is relative to the .blend (a temporary folder while it is unsaved)",
-        default="//clothbake_cache", subtype="DIR_PATH",
+        default="//clothbake_cache", subtype="DIR_PATH", options=_BLEND_RELATIVE,
     )
     status: StringProperty(name="Status", description="Outcome of the last bake or free", default="")
 

@@ -57,6 +57,8 @@ def test_missing_binary_changes_nothing_and_says_so(tmp_path, monkeypatch):
     before = snapshot(scene)
     with pytest.raises(RuntimeError, match=r"clothbake binary not found: CLOTHBAKE_BIN is '.*no/clothbake', which is not an executable file"):
         bpy.ops.clothbake.bake()
+    with pytest.raises(RuntimeError, match="clothbake binary not found"):
+        bpy.ops.clothbake.bake("INVOKE_DEFAULT")  # the button's path: in background mode it blocks too
     assert_unchanged(before, snapshot(scene))
     assert len(garment.modifiers) == 0
     assert not os.path.exists(tmp_path / "bakes")

@@ -122,7 +122,7 @@ def test_auto_collider_from_a_skinned_mesh(tmp_path, monkeypatch):
     scene.clothbake.frame_start, scene.clothbake.frame_end, scene.clothbake.substeps = 1, 16, 4
     rig = make_swinging_bone(scene, frames=(1, 10), angle=np.pi / 2)
     rig.location = (0.0, 0.0, 0.2)
-    body = make_skinned_arm(scene, rig)
+    make_skinned_arm(scene, rig)
     sheet = make_garment(scene, "Sheet", location=(0.15, 0.35, 1.1), rotation=(0.0, 0.0, 0.0), scale=(0.7, 0.7, 0.7), cells=10, seed=5)
     scene.frame_set(1)
 
@@ -154,3 +154,24 @@ def test_auto_collider_from_a_skinned_mesh(tmp_path, monkeypatch):
     print(f"auto capsule: closest sheet vertex to the arm's bone axis = {closest:.4g} m (mesh radius 0.1)")
     assert closest > 0.09  # outside the arm (its faces are at >= 0.0981 m from the axis)
     assert closest < 0.2  # and the arm did reach the sheet
+
+
+def test_saved_file_bakes_next_to_the_blend_with_relative_paths(tmp_path, monkeypatch):
+    monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
+    clothbake = addon()
+    scene = new_scene(tmp_path)
+    scene.clothbake.output_dir = "//clothbake_cache"  # the default
+    scene.clothbake.frame_start, scene.clothbake.frame_end = 3, 8
+    garment = make_garment(scene, "Flag", location=(0.0, 0.0, 2.0), rotation=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0), cells=6)
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    assert clothbake.bake_job.output_root(scene) == str(tmp_path / "clothbake_cache")
+    assert bpy.ops.clothbake.bake() == {"FINISHED"}
+    mod = garment.modifiers["ClothBake"]
+    assert mod.filepath.startswith("//clothbake_cache/") and mod.filepath.endswith("/cache/Flag.pc2")
+    assert mod.frame_start == 3
+    _, samples = read_pc2(bpy.path.abspath(mod.filepath))
+    for frame in (1, 3, 5, 8, 10):  # held at the first / last sample outside the baked range
+        scene.frame_set(frame)
+        assert np.max(np.abs(evaluated_local(garment) - samples[min(max(frame - 3, 0), 5)])) < 1e-5
+    assert bpy.ops.clothbake.free() == {"FINISHED"}
+    assert os.listdir(tmp_path / "clothbake_cache") == []
