@@ -175,3 +175,50 @@ def test_saved_file_bakes_next_to_the_blend_with_relative_paths(tmp_path, monkey
         assert np.max(np.abs(evaluated_local(garment) - samples[min(max(frame - 3, 0), 5)])) < 1e-5
     assert bpy.ops.clothbake.free() == {"FINISHED"}
     assert os.listdir(tmp_path / "clothbake_cache") == []
+
+
+def test_capsule_fitted_from_a_rotated_scaled_cylinder(tmp_path, monkeypatch):
+    """CAPSULE: the longest local axis of the geometry, radius from the other two, placed by the
+    object's world matrix (radii scale with it); the sheet dropped on it stays outside."""
+    import bmesh
+    from mathutils import Vector
+
+    monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
+    clothbake = addon()
+    scene = new_scene(tmp_path)
+    scene.clothbake.frame_start, scene.clothbake.frame_end = 1, 16
+    mesh = bpy.data.meshes.new("Bar")
+    bm = bmesh.new()
+    bmesh.ops.create_cone(bm, cap_ends=True, segments=16, radius1=0.1, radius2=0.1, depth=0.8)
+    bm.to_mesh(mesh)
+    bm.free()
+    bar = bpy.data.objects.new("Bar", mesh)
+    scene.collection.objects.link(bar)
+    bar.location, bar.rotation_euler, bar.scale = (0.0, 0.0, 0.5), (np.pi / 2, 0.0, 0.3), (1.5, 1.5, 1.5)
+    bar.clothbake.role = "COLLIDER"
+    bar.clothbake.collider_shape = "CAPSULE"
+    sheet = make_garment(scene, "Sheet", location=(0.0, 0.0, 0.8), rotation=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0), cells=10)
+    sheet.clothbake.pin_group = ""
+    scene.frame_set(1)
+
+    job = clothbake.bake_job.BakeJob(bpy.context)
+    job.start(bpy.context)
+    try:
+        with open(os.path.join(job.bake_dir, "scene.toml"), "rb") as f:
+            (capsule,) = tomllib.load(f)["collider"]
+    finally:
+        job.cancel()
+    m = bar.matrix_world
+    a, b = m @ Vector((0.0, 0.0, -0.3)), m @ Vector((0.0, 0.0, 0.3))  # half length 0.4 minus radius 0.1
+    assert capsule["type"] == "capsule" and "keys" not in capsule  # it does not move
+    assert capsule["a"] == pytest.approx([a.x, a.z, -a.y], abs=1e-6)
+    assert capsule["b"] == pytest.approx([b.x, b.z, -b.y], abs=1e-6)
+    assert capsule["radius_a"] == pytest.approx(0.15, abs=1e-6) and capsule["radius_b"] == pytest.approx(0.15, abs=1e-6)
+
+    assert bpy.ops.clothbake.bake() == {"FINISHED"}
+    closest = np.inf
+    for frame in range(1, 17):
+        scene.frame_set(frame)
+        closest = min(closest, float(np.min(segment_distance(world_points(sheet), np.array(a), np.array(b)))) - 0.15)
+    print(f"capsule: closest sheet vertex to the surface = {closest:.4g} m")
+    assert 0.0 <= closest < 0.02
