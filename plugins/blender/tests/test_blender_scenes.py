@@ -43,6 +43,11 @@ def rigged(tmp_path, monkeypatch):
     cape = make_garment(scene, "Cape", location=(-0.8, 0.3, 1.2), rotation=(0.0, 0.1, -0.3), scale=(1.0, 1.0, 1.0), cells=9, seed=4)
     cape.clothbake.material = "silk"
     cape.clothbake.pin_group = ""
+    cape.clothbake.use_density, cape.clothbake.density = True, 0.09
+    cape.clothbake.use_stretch, cape.clothbake.stretch = True, (900.0, 700.0)
+    cape.clothbake.use_bend, cape.clothbake.bend = True, 3e-6
+    cape.clothbake.shear = 55.0  # not used: its override is off
+    cape.clothbake.self_collision = False
     scene.frame_set(FRAMES[0])
     return scene, rig, ball, skirt, cape, tmp_path
 
@@ -70,7 +75,16 @@ def test_bone_parented_collider_follows_the_bone_in_the_exported_keys(rigged):
     assert travelled > 0.3  # the bone really swings the collider
     names = [g["name"] for g in doc["garment"]]
     assert names == ["Skirt", "Cape"]
-    assert doc["garment"][1]["material"] == "silk" and "pin" not in doc["garment"][1]
+    cape = doc["garment"][1]
+    assert cape["material"] == "silk" and "pin" not in cape and "shear" not in cape
+    assert cape["density"] == pytest.approx(0.09) and cape["stretch"] == [900.0, 700.0] and cape["bend"] == pytest.approx(3e-6)
+    assert cape["self_collision"] is False and cape["up"] == "z" and cape["mesh"] == "Cape.obj"
+    skirt = doc["garment"][0]
+    assert skirt["material"] == "cotton" and not {"density", "stretch", "shear", "bend"} & skirt.keys()
+    assert skirt["pin"]["vertices"] and len(skirt["pin"]["weights"]) == len(skirt["pin"]["vertices"])
+    assert sorted(set(skirt["pin"]["weights"])) == [0.5, 1.0]
+    world = np.array(bpy.data.objects["Skirt"].matrix_world)
+    assert np.allclose(np.array(skirt["transform"]).reshape(4, 4).T, world, atol=1e-7)  # column-major
     assert doc["output"] == {"dir": "cache", "formats": ["pc2"], "space": "local", "up": "z"}
 
 
