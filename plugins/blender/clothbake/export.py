@@ -116,7 +116,7 @@ def garment_entry(obj: bpy.types.Object, name: str, mesh_file: str) -> dict:
         "transform": _column_major(obj.matrix_world),
         "material": s.material,
         "density": float(s.density) if s.use_density else None,
-        "stretch": [float(s.stretch)] * 2 if s.use_stretch else None,
+        "stretch": [float(x) for x in s.stretch] if s.use_stretch else None,
         "shear": float(s.shear) if s.use_shear else None,
         "bend": float(s.bend) if s.use_bend else None,
         "thickness": float(s.thickness),

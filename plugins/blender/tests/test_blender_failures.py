@@ -81,7 +81,7 @@ def test_settings_the_binary_rejects_leave_no_trace(tmp_path, monkeypatch):
     monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
     scene, garment = small_scene(tmp_path)
     garment.clothbake.use_stretch = True
-    garment.clothbake.stretch = 0.0
+    garment.clothbake.stretch = (0.0, 1000.0)
     before = snapshot(scene)
     with pytest.raises(RuntimeError, match=r"garment\[0\]\.stretch\[0\].*bad usage or bad input"):
         bpy.ops.clothbake.bake()
