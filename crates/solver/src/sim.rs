@@ -21,6 +21,8 @@ use std::time::Instant;
 pub const STRAIN_JUMP: f32 = 0.1;
 /// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
 const REPORT_WITHIN: f32 = 0.05;
+/// Upper bound of [`SimSettings::max_halvings`] (substeps down to 2⁻²⁰ of the nominal size).
+pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
 
@@ -74,6 +76,9 @@ impl SimSettings {
         if !(self.cg_tolerance.is_finite() && self.cg_tolerance > 0.0) {
             return bad("cg_tolerance", self.cg_tolerance as f64, "finite and > 0");
         }
+        if self.max_halvings > MAX_HALVINGS {
+            return bad("max_halvings", self.max_halvings as f64, "<= 20");
+        }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");
         }
@@ -111,6 +116,8 @@ pub struct Simulation {
     self_contact: Option<SelfContact>,
     /// Per vertex: held by a collider this substep (contact or projection).
     held: Vec<bool>,
+    /// Every substep attempted in the last frame (accepted and rejected), reused between frames.
+    substep_log: Vec<SubstepReport>,
     /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
     h_scale: u32,
     accepted_in_row: u32,
@@ -139,6 +146,7 @@ impl Simulation {
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(&model)?,
             held: vec![false; n],
+            substep_log: Vec::new(),
             h_scale: 0,
             accepted_in_row: 0,
             time: 0.0,
@@ -161,6 +169,12 @@ impl Simulation {
     /// Simulated time (s) since the start.
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// Reports of every substep attempted during the last [`Self::step_frame`] (in order; rejected
+    /// ones have `rejected` set).
+    pub fn substep_reports(&self) -> &[SubstepReport] {
+        &self.substep_log
     }
 
     /// Current positions (m) of garment `g` (empty if out of range).
@@ -198,9 +212,10 @@ impl Simulation {
         }
         self.pins.begin_frame(&self.model, pin_targets)?;
         let mut report = FrameReport::new();
+        self.substep_log.clear();
         let nominal = dt / self.settings.substeps as f32;
         // Frame fractions are integers over a power-of-two grid so substeps land exactly on dt.
-        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings.min(20));
+        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings);
         let full = grid / self.settings.substeps as u64;
         let mut pos: u64 = 0;
         while pos < grid {
@@ -214,6 +229,7 @@ impl Simulation {
                 let mut r = sub;
                 r.rejected = r.rejected.or(Some("non-finite state"));
                 report.reject(&r);
+                self.substep_log.push(r);
                 self.state.copy_from(&self.start);
                 self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
                 self.h_scale += 1;
@@ -232,7 +248,12 @@ impl Simulation {
                 });
             }
             self.constraints.commit();
+            // Accepted (possibly at the smallest size, or with adaptive stepping off): a CG failure
+            // stays visible in `cg.converged` and the frame's `cg_failures`.
+            let mut sub = sub;
+            sub.rejected = None;
             report.accept(&sub);
+            self.substep_log.push(sub);
             self.time += h as f64;
             pos += step;
             self.accepted_in_row += 1;

@@ -323,8 +323,8 @@ mod tests {
             a.diag[j as usize] += k;
             let sij = a.pattern.slot(i, j).unwrap();
             let sji = a.pattern.slot(j, i).unwrap();
-            a.off[sij] -= k;
-            a.off[sji] -= k;
+            a.off[sij] -= glam::Mat3A::from(k);
+            a.off[sji] -= glam::Mat3A::from(k);
         }
         a
     }
