@@ -12,7 +12,8 @@ pub const CHUNK: usize = 512;
 pub struct Partials(Vec<f64>);
 
 impl Partials {
-    fn prepare(&mut self, n: usize) -> &mut [f64] {
+    /// One zeroed-or-stale slot per chunk of an n-vector (resized without reallocation once sized).
+    pub fn prepare(&mut self, n: usize) -> &mut [f64] {
         self.0.resize(n.div_ceil(CHUNK), 0.0);
         &mut self.0
     }
@@ -31,6 +32,15 @@ pub fn dot(a: &[Vec3], b: &[Vec3], scratch: &mut Partials) -> f64 {
                 .map(|(x, y)| x.as_dvec3().dot(y.as_dvec3()))
                 .sum();
         });
+    parts.iter().sum()
+}
+
+/// Σᵢ term(i) for i in 0..n, accumulated in f64 per fixed chunk, chunks summed in order.
+pub fn sum_chunks(n: usize, scratch: &mut Partials, term: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let parts = scratch.prepare(n);
+    parts.par_iter_mut().enumerate().for_each(|(c, out)| {
+        *out = (c * CHUNK..n.min((c + 1) * CHUNK)).map(&term).sum();
+    });
     parts.iter().sum()
 }
 

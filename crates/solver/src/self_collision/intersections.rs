@@ -1,0 +1,230 @@
+//! Independent intersection counter: the number of intersecting triangle pairs of one
+//! configuration (triangle–triangle test of Möller 1997, "A fast triangle-triangle intersection
+//! test", in f64, with the coplanar case done in 2D). Pairs sharing a vertex are skipped. It uses
+//! its own sort-based uniform grid, not the solver's broad phase, so tests and bake reports check
+//! the collision code against something that does not share its bugs. Touching counts as
+//! intersecting.
+
+use glam::{DVec2, DVec3, Vec3};
+use rayon::prelude::*;
+
+/// Number of pairs of triangles (not sharing a vertex) that intersect at positions `x` (m).
+/// Indices out of range are ignored (such triangles are skipped).
+pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
+    let n = x.len();
+    let valid = |t: &[u32; 3]| t.iter().all(|&i| (i as usize) < n);
+    let boxes: Vec<(Vec3, Vec3)> = triangles
+        .iter()
+        .map(|t| {
+            if !valid(t) {
+                return (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+            }
+            let (a, b, c) = (x[t[0] as usize], x[t[1] as usize], x[t[2] as usize]);
+            (a.min(b).min(c), a.max(b).max(c))
+        })
+        .collect();
+    let mut sum = 0.0f64;
+    let mut max_ext = 0.0f32;
+    let mut used = 0usize;
+    for (lo, hi) in &boxes {
+        let e = (*hi - *lo).max_element();
+        if e.is_finite() {
+            sum += e as f64;
+            max_ext = max_ext.max(e);
+            used += 1;
+        }
+    }
+    if used < 2 {
+        return 0;
+    }
+    let cell = ((sum / used as f64) as f32).max(max_ext / 4.0).max(1e-9);
+    let cell_of = |p: Vec3| -> [i64; 3] {
+        let c = (p / cell).floor();
+        [c.x as i64, c.y as i64, c.z as i64]
+    };
+    let key = |c: [i64; 3]| -> u64 {
+        let f = |v: i64| ((v + (1 << 20)).clamp(0, (1 << 21) - 1)) as u64;
+        (f(c[0]) << 42) | (f(c[1]) << 21) | f(c[2])
+    };
+    let mut entries: Vec<(u64, u32)> = Vec::new();
+    for (t, (lo, hi)) in boxes.iter().enumerate() {
+        if !(lo.is_finite() && hi.is_finite() && valid(&triangles[t])) {
+            continue;
+        }
+        let (a, b) = (cell_of(*lo), cell_of(*hi));
+        for cz in a[2]..=b[2] {
+            for cy in a[1]..=b[1] {
+                for cx in a[0]..=b[0] {
+                    entries.push((key([cx, cy, cz]), t as u32));
+                }
+            }
+        }
+    }
+    entries.par_sort_unstable();
+    let mut groups = Vec::new();
+    let mut s = 0;
+    while s < entries.len() {
+        let mut e = s + 1;
+        while e < entries.len() && entries[e].0 == entries[s].0 {
+            e += 1;
+        }
+        if e - s > 1 {
+            groups.push((s, e));
+        }
+        s = e;
+    }
+    groups
+        .par_iter()
+        .map(|&(s, e)| {
+            let cell_key = entries[s].0;
+            let mut count = 0usize;
+            for i in s..e {
+                let ti = entries[i].1 as usize;
+                for entry in &entries[i + 1..e] {
+                    let tj = entry.1 as usize;
+                    let (a, b) = (triangles[ti], triangles[tj]);
+                    if a.iter().any(|v| b.contains(v)) {
+                        continue;
+                    }
+                    let (li, hi_) = boxes[ti];
+                    let (lj, hj) = boxes[tj];
+                    if !(li.cmple(hj).all() && lj.cmple(hi_).all()) {
+                        continue;
+                    }
+                    // Report the pair only in the first cell both boxes share.
+                    let (ci, cj) = (cell_of(li), cell_of(lj));
+                    if key([ci[0].max(cj[0]), ci[1].max(cj[1]), ci[2].max(cj[2])]) != cell_key {
+                        continue;
+                    }
+                    let p = |t: [u32; 3]| t.map(|k| x[k as usize].as_dvec3());
+                    if triangles_intersect(p(a), p(b)) {
+                        count += 1;
+                    }
+                }
+            }
+            count
+        })
+        .sum()
+}
+
+/// Möller's interval test: do triangles `v` and `u` intersect (touching included)?
+pub fn triangles_intersect(v: [DVec3; 3], u: [DVec3; 3]) -> bool {
+    let scale = v
+        .iter()
+        .chain(u.iter())
+        .fold(0.0f64, |m, p| m.max(p.abs().max_element()))
+        .max(1e-30);
+    let eps = 1e-12 * scale;
+    let n1 = (v[1] - v[0]).cross(v[2] - v[0]);
+    let n1_len = n1.length();
+    if n1_len == 0.0 {
+        return false;
+    }
+    let n1 = n1 / n1_len;
+    let du = u.map(|p| snap(n1.dot(p - v[0]), eps));
+    if du[0] * du[1] > 0.0 && du[0] * du[2] > 0.0 {
+        return false;
+    }
+    let n2 = (u[1] - u[0]).cross(u[2] - u[0]);
+    let n2_len = n2.length();
+    if n2_len == 0.0 {
+        return false;
+    }
+    let n2 = n2 / n2_len;
+    let dv = v.map(|p| snap(n2.dot(p - u[0]), eps));
+    if dv[0] * dv[1] > 0.0 && dv[0] * dv[2] > 0.0 {
+        return false;
+    }
+    let d = n1.cross(n2);
+    let ax = d.abs();
+    let k = if ax.x >= ax.y && ax.x >= ax.z {
+        0
+    } else if ax.y >= ax.z {
+        1
+    } else {
+        2
+    };
+    let vp = v.map(|p| p[k]);
+    let up = u.map(|p| p[k]);
+    let (Some(i1), Some(i2)) = (interval(vp, dv), interval(up, du)) else {
+        return coplanar_intersect(n1, v, u);
+    };
+    !(i1.1 < i2.0 || i2.1 < i1.0)
+}
+
+fn snap(d: f64, eps: f64) -> f64 {
+    if d.abs() < eps {
+        0.0
+    } else {
+        d
+    }
+}
+
+/// Interval of the triangle on the intersection line (projections `p`, signed plane distances
+/// `d`); None if the triangle lies in the other's plane.
+fn interval(p: [f64; 3], d: [f64; 3]) -> Option<(f64, f64)> {
+    // Pick the vertex alone on its side of the plane.
+    let lone = if d[0] * d[1] > 0.0 {
+        2
+    } else if d[0] * d[2] > 0.0 {
+        1
+    } else if d[1] * d[2] > 0.0 || d[0] != 0.0 {
+        0
+    } else if d[1] != 0.0 {
+        1
+    } else if d[2] != 0.0 {
+        2
+    } else {
+        return None;
+    };
+    let (a, b) = ((lone + 1) % 3, (lone + 2) % 3);
+    let t1 = p[lone] + (p[a] - p[lone]) * d[lone] / (d[lone] - d[a]);
+    let t2 = p[lone] + (p[b] - p[lone]) * d[lone] / (d[lone] - d[b]);
+    Some(if t1 <= t2 { (t1, t2) } else { (t2, t1) })
+}
+
+/// Coplanar triangles: project onto the plane's dominant axes; intersect if any edges cross or
+/// one triangle contains a vertex of the other.
+fn coplanar_intersect(n: DVec3, v: [DVec3; 3], u: [DVec3; 3]) -> bool {
+    let a = n.abs();
+    let proj = |p: DVec3| -> DVec2 {
+        if a.x >= a.y && a.x >= a.z {
+            DVec2::new(p.y, p.z)
+        } else if a.y >= a.z {
+            DVec2::new(p.x, p.z)
+        } else {
+            DVec2::new(p.x, p.y)
+        }
+    };
+    let v2 = v.map(proj);
+    let u2 = u.map(proj);
+    for i in 0..3 {
+        for j in 0..3 {
+            if segments_cross_2d(v2[i], v2[(i + 1) % 3], u2[j], u2[(j + 1) % 3]) {
+                return true;
+            }
+        }
+    }
+    point_in_triangle_2d(v2[0], u2) || point_in_triangle_2d(u2[0], v2)
+}
+
+fn orient(a: DVec2, b: DVec2, c: DVec2) -> f64 {
+    (b - a).perp_dot(c - a)
+}
+
+fn segments_cross_2d(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> bool {
+    let (o1, o2) = (orient(a, b, c), orient(a, b, d));
+    let (o3, o4) = (orient(c, d, a), orient(c, d, b));
+    o1 * o2 < 0.0 && o3 * o4 < 0.0
+}
+
+fn point_in_triangle_2d(p: DVec2, t: [DVec2; 3]) -> bool {
+    let (d1, d2, d3) = (
+        orient(t[0], t[1], p),
+        orient(t[1], t[2], p),
+        orient(t[2], t[0], p),
+    );
+    let neg = d1 < 0.0 || d2 < 0.0 || d3 < 0.0;
+    let pos = d1 > 0.0 || d2 > 0.0 || d3 > 0.0;
+    !(neg && pos)
+}

@@ -1,0 +1,240 @@
+//! Narrow phase over the broad-phase candidates: proximity contacts at the start of the substep
+//! (BFA02 §6.1) and continuous-collision events along x0 → x1 (BFA02 §6.2), as 4-point stencils.
+
+use super::ccd::{edge_edge_ccd, vertex_triangle_ccd};
+use super::contact::Contact;
+use super::proximity::{point_triangle_weights, segment_segment_params};
+use super::topology::SelfCollisionParams;
+use glam::{DVec3, Vec3};
+
+/// CCD distance tolerance as a fraction of the pair thickness (plus an absolute 1e-7 m for f32
+/// round-off of positions near 1 m).
+pub const CCD_TOLERANCE_FRACTION: f32 = 0.01;
+
+/// Read-only data of one narrow-phase pass.
+pub struct Narrow<'a> {
+    pub x0: &'a [Vec3],
+    pub x1: &'a [Vec3],
+    pub triangles: &'a [[u32; 3]],
+    pub edges: &'a [[u32; 2]],
+    pub layer: &'a [u32],
+    pub params: &'a [SelfCollisionParams],
+    pub rest: Option<&'a [Vec3]>,
+}
+
+impl Narrow<'_> {
+    /// Mean thickness (m) and friction of the layers of vertices `a` and `b`.
+    fn pair_params(&self, a: u32, b: u32) -> (f32, f32) {
+        let pa = self.params[self.layer[a as usize] as usize];
+        let pb = self.params[self.layer[b as usize] as usize];
+        (
+            0.5 * (pa.thickness + pb.thickness),
+            0.5 * (pa.friction + pb.friction),
+        )
+    }
+
+    fn same_layer(&self, a: u32, b: u32) -> bool {
+        self.layer[a as usize] == self.layer[b as usize]
+    }
+
+    /// Proximity contact of vertex `p` and triangle `t` at x0, if closer than the thickness.
+    pub fn vertex_triangle_proximity(&self, p: u32, t: u32) -> Option<Contact> {
+        let tri = self.triangles[t as usize];
+        let (th, mu) = self.pair_params(p, tri[0]);
+        let g = |i: u32| self.x0[i as usize].as_dvec3();
+        let (xp, a, b, c) = (g(p), g(tri[0]), g(tri[1]), g(tri[2]));
+        let w = point_triangle_weights(xp, a, b, c);
+        let delta = xp - (a * w[0] + b * w[1] + c * w[2]);
+        let dist = delta.length();
+        if dist >= th as f64 {
+            return None;
+        }
+        if let Some(rest) = self.rest {
+            if self.same_layer(p, tri[0]) {
+                let r = |i: u32| rest[i as usize].as_dvec3();
+                let rw = point_triangle_weights(r(p), r(tri[0]), r(tri[1]), r(tri[2]));
+                let rq = r(tri[0]) * rw[0] + r(tri[1]) * rw[1] + r(tri[2]) * rw[2];
+                if (r(p) - rq).length() < th as f64 {
+                    return None;
+                }
+            }
+        }
+        let idx = [p, tri[0], tri[1], tri[2]];
+        let wts = [1.0, -w[0] as f32, -w[1] as f32, -w[2] as f32];
+        let normal = if dist > 1e-6 * th as f64 {
+            (delta / dist).as_vec3()
+        } else {
+            self.oriented_by_motion((b - a).cross(c - a), idx, wts)
+        };
+        Some(Contact {
+            idx,
+            w: wts,
+            normal,
+            gap: dist as f32,
+            thickness: th,
+            friction: mu,
+        })
+    }
+
+    /// Proximity contact of edges `e` and `f` at x0, if closer than the thickness.
+    pub fn edge_edge_proximity(&self, e: u32, f: u32) -> Option<Contact> {
+        let (ea, eb) = (self.edges[e as usize], self.edges[f as usize]);
+        let (th, mu) = self.pair_params(ea[0], eb[0]);
+        let g = |i: u32| self.x0[i as usize].as_dvec3();
+        let (a, b, c, d) = (g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]));
+        let (s, u) = segment_segment_params(a, b, c, d);
+        let delta = a.lerp(b, s) - c.lerp(d, u);
+        let dist = delta.length();
+        if dist >= th as f64 {
+            return None;
+        }
+        if let Some(rest) = self.rest {
+            if self.same_layer(ea[0], eb[0]) {
+                let r = |i: u32| rest[i as usize].as_dvec3();
+                let (ra, rb, rc, rd) = (r(ea[0]), r(ea[1]), r(eb[0]), r(eb[1]));
+                let (rs, ru) = segment_segment_params(ra, rb, rc, rd);
+                if (ra.lerp(rb, rs) - rc.lerp(rd, ru)).length() < th as f64 {
+                    return None;
+                }
+            }
+        }
+        let idx = [ea[0], ea[1], eb[0], eb[1]];
+        let wts = [(1.0 - s) as f32, s as f32, -(1.0 - u) as f32, -u as f32];
+        let normal = if dist > 1e-6 * th as f64 {
+            (delta / dist).as_vec3()
+        } else {
+            self.oriented_by_motion(edge_normal(b - a, d - c), idx, wts)
+        };
+        Some(Contact {
+            idx,
+            w: wts,
+            normal,
+            gap: dist as f32,
+            thickness: th,
+            friction: mu,
+        })
+    }
+
+    /// Continuous collision of vertex `p` and triangle `t` along x0 → x1.
+    pub fn vertex_triangle_ccd(&self, p: u32, t: u32) -> Option<Contact> {
+        let tri = self.triangles[t as usize];
+        let idx = [p, tri[0], tri[1], tri[2]];
+        let (th, mu) = self.pair_params(p, tri[0]);
+        let tol = CCD_TOLERANCE_FRACTION * th + 1e-7;
+        if !self.sweeps_overlap([p], [tri[0], tri[1], tri[2]], tol) {
+            return None;
+        }
+        let x0 = idx.map(|i| self.x0[i as usize].as_dvec3());
+        let x1 = idx.map(|i| self.x1[i as usize].as_dvec3());
+        let (t, w) = vertex_triangle_ccd(x0, x1, tol as f64)?;
+        let at = |k: usize| x0[k].lerp(x1[k], t);
+        let n = (at(2) - at(1)).cross(at(3) - at(1));
+        let wts = [1.0, -w[0] as f32, -w[1] as f32, -w[2] as f32];
+        Some(self.collision(idx, wts, n, th, mu))
+    }
+
+    /// Continuous collision of edges `e` and `f` along x0 → x1.
+    pub fn edge_edge_ccd(&self, e: u32, f: u32) -> Option<Contact> {
+        let (ea, eb) = (self.edges[e as usize], self.edges[f as usize]);
+        let idx = [ea[0], ea[1], eb[0], eb[1]];
+        let (th, mu) = self.pair_params(ea[0], eb[0]);
+        let tol = CCD_TOLERANCE_FRACTION * th + 1e-7;
+        if !self.sweeps_overlap([ea[0], ea[1]], [eb[0], eb[1]], tol) {
+            return None;
+        }
+        let x0 = idx.map(|i| self.x0[i as usize].as_dvec3());
+        let x1 = idx.map(|i| self.x1[i as usize].as_dvec3());
+        let (t, s, u) = edge_edge_ccd(x0, x1, tol as f64)?;
+        let at = |k: usize| x0[k].lerp(x1[k], t);
+        let mut n = edge_normal(at(1) - at(0), at(3) - at(2));
+        let closest = at(0).lerp(at(1), s) - at(2).lerp(at(3), u);
+        if n.length_squared() == 0.0 {
+            n = closest;
+        }
+        let wts = [(1.0 - s) as f32, s as f32, -(1.0 - u) as f32, -u as f32];
+        Some(self.collision(idx, wts, n, th, mu))
+    }
+
+    /// Collision record: normal oriented so the pair was on its positive side at the start of the
+    /// substep (or, if it started in contact, so that the motion was along −normal).
+    fn collision(&self, idx: [u32; 4], w: [f32; 4], n: DVec3, th: f32, mu: f32) -> Contact {
+        let delta0: DVec3 = (0..4)
+            .map(|k| w[k] as f64 * self.x0[idx[k] as usize].as_dvec3())
+            .sum();
+        let len = n.length();
+        let normal = if len > 0.0 && (n / len).dot(delta0).abs() > 1e-9 {
+            let n = n / len;
+            if n.dot(delta0) >= 0.0 {
+                n.as_vec3()
+            } else {
+                (-n).as_vec3()
+            }
+        } else {
+            self.oriented_by_motion(n, idx, w)
+        };
+        let gap = normal.as_dvec3().dot(delta0) as f32;
+        Contact {
+            idx,
+            w,
+            normal,
+            gap,
+            thickness: th,
+            friction: mu,
+        }
+    }
+
+    /// Unit vector along ±`n` that opposes the stencil's relative displacement over the substep
+    /// (an arbitrary axis if `n` is zero).
+    fn oriented_by_motion(&self, n: DVec3, idx: [u32; 4], w: [f32; 4]) -> Vec3 {
+        let disp: DVec3 = (0..4)
+            .map(|k| w[k] as f64 * (self.x1[idx[k] as usize] - self.x0[idx[k] as usize]).as_dvec3())
+            .sum();
+        let mut n = n;
+        if n.length_squared() == 0.0 {
+            n = if disp.length_squared() > 0.0 {
+                -disp
+            } else {
+                DVec3::Y
+            };
+        }
+        let n = n.normalize();
+        if n.dot(disp) > 0.0 {
+            (-n).as_vec3()
+        } else {
+            n.as_vec3()
+        }
+    }
+
+    /// Do the tight swept boxes of the two vertex sets, inflated by `tol` (m), overlap?
+    fn sweeps_overlap<const A: usize, const B: usize>(
+        &self,
+        a: [u32; A],
+        b: [u32; B],
+        tol: f32,
+    ) -> bool {
+        let sweep = |ids: &[u32]| {
+            let mut lo = Vec3::splat(f32::INFINITY);
+            let mut hi = Vec3::splat(f32::NEG_INFINITY);
+            for &i in ids {
+                let (p, q) = (self.x0[i as usize], self.x1[i as usize]);
+                lo = lo.min(p).min(q);
+                hi = hi.max(p).max(q);
+            }
+            (lo, hi)
+        };
+        let (alo, ahi) = sweep(&a);
+        let (blo, bhi) = sweep(&b);
+        (alo - Vec3::splat(tol)).cmple(bhi).all() && (blo - Vec3::splat(tol)).cmple(ahi).all()
+    }
+}
+
+/// Normal of two (possibly parallel) edge directions: their cross product, or, for parallel
+/// edges, zero.
+fn edge_normal(a: DVec3, b: DVec3) -> DVec3 {
+    let n = a.cross(b);
+    if n.length_squared() > 1e-20 * a.length_squared() * b.length_squared() {
+        n
+    } else {
+        DVec3::ZERO
+    }
+}

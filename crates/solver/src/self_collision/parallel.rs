@@ -1,0 +1,34 @@
+//! Deterministic parallel gathering: items are split into fixed-size chunks (independent of the
+//! thread count), each chunk fills its own reusable buffer, and the buffers are concatenated in
+//! chunk order.
+
+use rayon::prelude::*;
+
+/// Items per chunk.
+pub const CHUNK: usize = 256;
+
+/// Calls `f(i, buf)` for every item `i < n` in parallel chunks; `out` receives every pushed value
+/// in item order. `bufs` is reusable scratch (grows only).
+pub fn par_gather<U, F>(n: usize, bufs: &mut Vec<Vec<U>>, out: &mut Vec<U>, f: F)
+where
+    U: Copy + Send,
+    F: Fn(usize, &mut Vec<U>) + Sync,
+{
+    let chunks = n.div_ceil(CHUNK);
+    if bufs.len() < chunks {
+        bufs.resize_with(chunks, Vec::new);
+    }
+    bufs[..chunks]
+        .par_iter_mut()
+        .enumerate()
+        .for_each(|(c, buf)| {
+            buf.clear();
+            for i in c * CHUNK..(n.min((c + 1) * CHUNK)) {
+                f(i, buf);
+            }
+        });
+    out.clear();
+    for b in &bufs[..chunks] {
+        out.extend_from_slice(b);
+    }
+}
