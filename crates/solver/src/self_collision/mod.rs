@@ -313,15 +313,16 @@ impl SelfCollision {
             .for_each(|(b, e)| *b = vb[e[0] as usize].union(vb[e[1] as usize]));
         tri_hash.build(tbox, SpatialHash::cell_size_for(tbox));
         edge_hash.build(ebox, SpatialHash::cell_size_for(ebox));
+        // Within a garment only if its self-collision is on; between garments always.
         let allowed = |a: u32, b: u32| {
             let (la, lb) = (layer[a as usize], layer[b as usize]);
             la != lb || layer_self_collide[la as usize]
         };
         let pinned = |i: u32| inv_mass[i as usize] <= 0.0;
-        let (tris, tb, eds, eb) = (&*triangles, &*tbox, &*edges, &*ebox);
+        let (tris, eds, eb) = (&*triangles, &*edges, &*ebox);
         par_gather(layer.len(), pair_bufs, vf, |i, buf| {
             let p = i as u32;
-            tri_hash.for_each_overlap(&vb[i], tb, |t| {
+            tri_hash.for_each_overlap(&vb[i], |t| {
                 let tri = tris[t as usize];
                 if tri.contains(&p)
                     || !allowed(p, tri[0])
@@ -334,7 +335,7 @@ impl SelfCollision {
         });
         par_gather(eds.len(), pair_bufs, ee, |e, buf| {
             let ea = eds[e];
-            edge_hash.for_each_overlap(&eb[e], eb, |f| {
+            edge_hash.for_each_overlap(&eb[e], |f| {
                 if (f as usize) <= e {
                     return;
                 }
