@@ -1,1 +1,52 @@
 //! clothbake-io: file formats only (glTF/OBJ import, animation, skinning, scene TOML, caches).
+//!
+//! Entry point: [`load_scene`] gives a [`LoadedScene`] (settings, garments in world coordinates
+//! with their source-order maps and pins, colliders as functions of time). Caches are written
+//! with [`GarmentCacheWriter`] (or the per-format writers) and read back with [`read_pc2`] and
+//! [`read_mdd`].
+
+mod atomic_file;
+
+pub mod animation;
+pub mod axes;
+pub mod cache_mdd;
+pub mod cache_obj_seq;
+pub mod cache_pc2;
+pub mod cache_writer;
+pub mod clock;
+pub mod colliders;
+pub mod error;
+pub mod garment;
+mod garment_motion;
+pub mod gltf_accessor;
+pub mod gltf_document;
+pub mod gltf_mesh;
+pub mod gltf_rig;
+pub mod loaded_scene;
+pub mod node_graph;
+pub mod obj_mesh;
+pub mod pins;
+pub mod proxies_auto;
+pub mod proxies_marked;
+pub mod proxy;
+pub mod proxy_fit;
+pub mod scene;
+pub mod shape_keys;
+pub mod skinning;
+pub mod source_mesh;
+pub mod weld;
+
+pub use cache_mdd::{read_mdd, MddCache, MddWriter};
+pub use cache_obj_seq::ObjSeqWriter;
+pub use cache_pc2::{read_pc2, Pc2Cache, Pc2Writer};
+pub use cache_writer::{CacheTiming, GarmentCacheWriter};
+pub use clock::Clock;
+pub use colliders::Colliders;
+pub use error::{ErrorKind, IoError, Result};
+pub use garment::Garment;
+pub use loaded_scene::{load_scene, LoadedScene};
+pub use pins::Pins;
+pub use scene::{
+    ColliderSpec, Follow, Format, GarmentSpec, OutputSpec, PinSpec, ProxyMode, RestShape,
+    SceneFile, Settings, Shape, Space, Up, WindSpec,
+};

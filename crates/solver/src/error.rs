@@ -93,6 +93,8 @@ pub enum ModelError {
     },
     #[error("garment '{garment}': material: {message}")]
     Material { garment: String, message: String },
+    #[error("garment '{garment}': self-collision: {message}")]
+    SelfCollision { garment: String, message: String },
     #[error("settings: {field} = {value} is invalid ({expected})")]
     Settings {
         field: &'static str,

@@ -2,14 +2,33 @@
 //!
 //! Baraff & Witkin, "Large Steps in Cloth Simulation" (SIGGRAPH 1998) with Boxerman's corrected
 //! modified preconditioned CG (MSc thesis, UBC 2003), body-proxy contact and self-collision.
+//!
+//! Entry point: [`Simulation::new`] with one [`GarmentDesc`] per garment, then
+//! [`Simulation::step_frame`] per frame.
 
 pub mod collide;
+pub mod constraints;
 pub mod error;
+pub mod fixtures;
 pub mod forces;
 pub mod integrator;
 pub mod linalg;
 pub mod material;
 pub mod mesh;
+pub mod model;
+pub mod pins;
+pub mod report;
 pub mod self_collision;
+pub mod self_contact;
+pub mod sim;
+pub mod state;
 
+pub use collide::{ColliderShape, MovingCollider};
 pub use error::{ModelError, SimError};
+pub use forces::Wind;
+pub use material::Material;
+pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};
+pub use report::{FrameReport, StageTimes, SubstepReport};
+pub use self_collision::SelfCollisionParams;
+pub use sim::{SimSettings, Simulation};
+pub use state::State;

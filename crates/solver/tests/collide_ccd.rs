@@ -282,9 +282,9 @@ fn surface_velocity_of_translating_growing_and_turning_proxies() {
     let expected = (tip_end - Vec3::X * (len + 0.04)) / h;
     assert!(v.abs_diff_eq(expected, 1e-4), "{v} vs {expected}");
     // A point on the cone half-way moves with the rotating axis too (w kept, offset rotated).
-    let mid_end = rot * Vec3::new(0.15, 0.0, 0.0);
-    let (_, n_end) = c.end.distance(mid_end + rot * Vec3::Z);
-    let q = mid_end + rot * Vec3::Z * 0.045;
+    let above = rot * Vec3::new(0.15, 0.0, 0.1);
+    let (d, n_end) = c.end.distance(above);
+    let q = above - d * n_end;
     let v = c.surface_velocity(h, q);
     let chord = (q - rot.inverse() * q) / h;
     assert!(

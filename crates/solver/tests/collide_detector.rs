@@ -168,3 +168,18 @@ fn input_errors_are_typed() {
         err.to_string().contains("collider 4 (end)") && err.to_string().contains("sphere.radius")
     );
 }
+
+#[test]
+fn non_finite_vertices_yield_no_contact_and_no_panic() {
+    let (colliders, mut x0, mut x1, thickness) = scene(24, 600);
+    x0[3] = Vec3::new(f32::NAN, 1.0, 0.0);
+    x1[5] = Vec3::splat(f32::INFINITY);
+    let mut out = Vec::new();
+    ContactDetector::new()
+        .detect(&colliders, 0.01, &x0, &x1, &thickness, &mut out)
+        .unwrap();
+    assert!(out.iter().all(|c| c.vertex != 3 && c.vertex != 5));
+    assert!(out
+        .iter()
+        .all(|c| c.target.is_finite() && c.normal.is_finite()));
+}

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import HERE, load_runner
+from clothbake_testutil import HERE, load_runner
 
 runner = load_runner()
 FAKE = os.path.join(HERE, "fake_clothbake.py")

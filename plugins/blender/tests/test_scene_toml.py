@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from conftest import ADDON_DIR
+from clothbake_testutil import ADDON_DIR
 
 spec = importlib.util.spec_from_file_location("clothbake_scene_toml_under_test", os.path.join(ADDON_DIR, "scene_toml.py"))
 scene_toml = importlib.util.module_from_spec(spec)

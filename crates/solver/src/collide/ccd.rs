@@ -21,8 +21,8 @@ pub const CONTACT_TOLERANCE_REL: f32 = 1.0e-3;
 pub const MAX_ADVANCEMENT_STEPS: u32 = 128;
 
 /// The end-of-substep nearest side counts as the first-contact side when its normal is within
-/// ~45° of the first-contact normal carried to the end pose (a sliding vertex turns far less in a
-/// substep); beyond that the vertex went deep inside or through.
+/// ~45° of the normal at first contact (a sliding vertex, or a proxy turning with a limb, turns far
+/// less within one substep); beyond that the vertex went deep inside or through.
 pub const SAME_SIDE_COSINE: f32 = 0.7;
 
 /// First time of contact of one vertex with one moving proxy.
@@ -73,10 +73,11 @@ pub fn earliest_contact(c: &MovingCollider, x0: Vec3, x1: Vec3, thickness: f32) 
 /// Full contact record for vertex `vertex` against collider `collider` over a substep of `h` s,
 /// or None when the vertex stays farther than `thickness` (m) throughout.
 ///
-/// The side is chosen at first contact: the material point under the vertex at `toi` is carried
-/// to the end pose; if the end-of-substep nearest normal turns more than ~45° from it (the vertex went
-/// inside towards the axis or right through), the contact uses the supporting plane of the end
-/// shape at that point instead, so `target` is outside the convex proxy on the entry side.
+/// The side is chosen at first contact: if the end-of-substep nearest normal turns more than ~45°
+/// from the normal at `toi` (the vertex went inside towards the axis or right through), the
+/// material point under the vertex at `toi` is carried to the end pose and the contact uses the
+/// supporting plane of the end shape there, so `target` is outside the convex proxy on the entry
+/// side.
 pub fn vertex_contact(
     c: &MovingCollider,
     collider: u32,
@@ -89,11 +90,11 @@ pub fn vertex_contact(
     let hit = earliest_contact(c, x0, x1, thickness)?;
     let end = c.end;
     let (d1, n1) = end.distance(x1);
-    let xc = x0 + (x1 - x0) * hit.toi;
-    let (qc, nc) = c.at(hit.toi).transfer(&end, xc)?;
-    let (normal, distance, surface_point) = if n1.dot(nc) >= SAME_SIDE_COSINE {
+    let (normal, distance, surface_point) = if n1.dot(hit.normal) >= SAME_SIDE_COSINE {
         (n1, d1, x1 - d1 * n1)
     } else {
+        let xc = x0 + (x1 - x0) * hit.toi;
+        let (qc, nc) = c.at(hit.toi).transfer(&end, xc)?;
         let y = qc + nc * (thickness.max(0.0) + end.min_radius());
         let (dy, ny) = end.distance(y);
         let q = y - dy * ny;

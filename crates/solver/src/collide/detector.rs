@@ -16,11 +16,13 @@ pub const CHUNK_VERTICES: usize = 256;
 
 /// Per-chunk scratch, kept between calls.
 #[derive(Debug, Default)]
-struct ChunkScratch {
+pub(super) struct ChunkScratch {
     /// Colliders whose swept box meets this chunk's swept box.
-    candidates: Vec<u32>,
+    pub(super) candidates: Vec<u32>,
     /// Contacts of this chunk, in vertex then collider order.
     contacts: Vec<VertexContact>,
+    /// Smallest distance left by [`ContactDetector::project_out`] in this chunk (m).
+    pub(super) min_distance: f32,
 }
 
 /// Reusable workspace for [`ContactDetector::detect`]: swept collider boxes and per-chunk buffers.
@@ -28,8 +30,8 @@ struct ChunkScratch {
 /// contacts grows beyond what earlier calls needed.
 #[derive(Debug, Default)]
 pub struct ContactDetector {
-    boxes: Vec<Aabb>,
-    chunks: Vec<ChunkScratch>,
+    pub(super) boxes: Vec<Aabb>,
+    pub(super) chunks: Vec<ChunkScratch>,
 }
 
 impl ContactDetector {

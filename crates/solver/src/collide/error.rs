@@ -35,6 +35,13 @@ pub enum CollideError {
         which: &'static str,
         source: ShapeError,
     },
+    /// A per-vertex array passed to `project_out` has the wrong length.
+    #[error("array `{array}` has {len} entries, expected {expected} (one per vertex)")]
+    ArrayLength {
+        array: &'static str,
+        len: usize,
+        expected: usize,
+    },
     /// The per-vertex arrays passed to `detect` disagree in length.
     #[error("vertex arrays differ in length: x0 {x0}, x1 {x1}, thickness {thickness}")]
     LengthMismatch {

@@ -14,6 +14,7 @@ pub mod contact_tapered_capsule;
 mod detector;
 mod error;
 mod moving;
+mod projection;
 mod shape;
 
 pub use aabb::Aabb;

@@ -65,6 +65,9 @@ impl MovingCollider {
     /// Shape at time fraction `t` (validated collider; falls back to `start` if kinds differ).
     #[inline]
     pub fn at(&self, t: f32) -> ColliderShape {
+        if t == 0.0 {
+            return self.start;
+        }
         self.start
             .lerp_same_kind(&self.end, t)
             .unwrap_or(self.start)
@@ -127,14 +130,14 @@ impl MovingCollider {
 
     /// Velocity (m/s) of the collider's material point at surface point `q` of the end shape over
     /// an interval of `h` seconds: (q − q_start)/h with q_start the same material point on the
-    /// start shape ([`ColliderShape::transfer`]).
+    /// start shape ([`ColliderShape::transfer`]). `q` should lie on the end shape's surface.
     pub fn surface_velocity(&self, h: f32, q: Vec3) -> Vec3 {
+        if self.start == self.end || h <= 0.0 {
+            return Vec3::ZERO;
+        }
         match self.end.transfer(&self.start, q) {
-            Some((q_start, _)) if h > 0.0 => {
-                let (q_end, _) = self.end.transfer(&self.end, q).unwrap_or((q, Vec3::ZERO));
-                (q_end - q_start) / h
-            }
-            _ => Vec3::ZERO,
+            Some((q_start, _)) => (q - q_start) / h,
+            None => Vec3::ZERO,
         }
     }
 }

@@ -6,4 +6,4 @@ pub mod mpcg;
 pub mod reduce;
 
 pub use block_sparse::{BlockMatrix, BlockPattern};
-pub use mpcg::{CgResult, CgSettings, Filter, Mpcg};
+pub use mpcg::{CgResult, CgSettings, Filter, Mpcg, Problem};

@@ -5,7 +5,7 @@
 //! P = S·C + (I−S) (eq. 5.4, C = the 3×3 diagonal blocks of A).
 
 use super::block_sparse::BlockMatrix;
-use super::reduce::{dot, Partials};
+use super::reduce::{dot, sum_chunks, Partials};
 use glam::{Mat3, Vec3};
 use rayon::prelude::*;
 
@@ -72,11 +72,27 @@ pub fn outer(a: Vec3, b: Vec3) -> Mat3 {
     Mat3::from_cols(a * b.x, a * b.y, a * b.z)
 }
 
-/// Stopping rule: relative filtered residual `tolerance`, at most `max_iterations`.
+/// Stopping rule: filtered residual below `tolerance` relative to the larger of the filtered
+/// right-hand side and the reference impulse (see [`Problem::mass`]); at most `max_iterations`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CgSettings {
     pub tolerance: f32,
     pub max_iterations: u32,
+    /// Velocity change (m/s) whose impulse m_i·velocity_floor per vertex is the smallest reference the
+    /// residual is measured against (so a system near equilibrium, b ≈ 0, is not solved to rounding
+    /// noise). 0 = purely relative.
+    pub velocity_floor: f32,
+}
+
+/// The constrained system S·A·x = S·b, (I−S)·x = (I−S)·z.
+#[derive(Debug, Clone, Copy)]
+pub struct Problem<'a> {
+    pub a: &'a BlockMatrix,
+    pub b: &'a [Vec3],
+    pub filter: &'a [Filter],
+    pub z: &'a [Vec3],
+    /// Per-vertex mass (kg), scaling the reference impulse of [`CgSettings::velocity_floor`].
+    pub mass: &'a [f32],
 }
 
 /// Outcome of one solve.
@@ -108,15 +124,14 @@ impl Mpcg {
 
     /// Solves S·A·x = S·b, (I−S)·x = (I−S)·z (eqs. 5.2). `x` holds the previous solution on entry (warm
     /// start) and the solution on exit. Stops when rᵀP⁻¹r <= tol²·b̂ᵀP⁻¹b̂ or after `max_iterations`.
-    pub fn solve(
-        &mut self,
-        a: &BlockMatrix,
-        b: &[Vec3],
-        filter: &[Filter],
-        z: &[Vec3],
-        x: &mut [Vec3],
-        settings: CgSettings,
-    ) -> CgResult {
+    pub fn solve(&mut self, problem: &Problem, x: &mut [Vec3], settings: CgSettings) -> CgResult {
+        let Problem {
+            a,
+            b,
+            filter,
+            z,
+            mass,
+        } = *problem;
         let n = b.len();
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
             v.resize(n, Vec3::ZERO);
@@ -157,14 +172,21 @@ impl Mpcg {
                 *r = filter[i].apply(b[i] - s_vec[i]);
                 *h = pinv[i] * *r;
             });
-        let delta0 = dot(&self.r, &self.h, &mut self.partials);
+        let delta_b = dot(&self.r, &self.h, &mut self.partials);
+        // Reference impulse w_i = m_i·velocity_floor·(1,1,1)/√3, filtered, in the P⁻¹ norm.
+        let floor = settings.velocity_floor / 3f32.sqrt();
+        let delta_ref = sum_chunks(n, &mut self.partials, |i| {
+            let w = filter[i].apply(Vec3::splat(mass[i] * floor));
+            w.as_dvec3().dot((pinv[i] * w).as_dvec3())
+        });
+        let delta0 = delta_b.max(delta_ref);
         if !delta0.is_finite() {
             return CgResult {
                 non_finite: true,
                 ..Default::default()
             };
         }
-        if delta0 == 0.0 {
+        if delta_b == 0.0 {
             x.par_iter_mut()
                 .zip(filter.par_iter().zip(z.par_iter()))
                 .for_each(|(x, (s, z))| *x = s.combine(Vec3::ZERO, *z));
@@ -304,14 +326,18 @@ mod tests {
             .collect();
         let mut x: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
         let res = Mpcg::new().solve(
-            &a,
-            &b,
-            &filter,
-            &z,
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &vec![1.0; n],
+            },
             &mut x,
             CgSettings {
                 tolerance: 1e-5,
                 max_iterations: 1000,
+                velocity_floor: 0.0,
             },
         );
         assert!(res.converged, "{res:?}");
@@ -357,25 +383,33 @@ mod tests {
         let mut x = vec![Vec3::ZERO; n];
         let mut cg = Mpcg::new();
         let first = cg.solve(
-            &a,
-            &b,
-            &filter,
-            &z,
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &vec![1.0; n],
+            },
             &mut x,
             CgSettings {
                 tolerance: 1e-5,
                 max_iterations: 500,
+                velocity_floor: 0.0,
             },
         );
         let second = cg.solve(
-            &a,
-            &b,
-            &filter,
-            &z,
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &vec![1.0; n],
+            },
             &mut x,
             CgSettings {
                 tolerance: 1e-5,
                 max_iterations: 500,
+                velocity_floor: 0.0,
             },
         );
         assert!(first.iterations > 3);

@@ -34,6 +34,15 @@ pub fn dot(a: &[Vec3], b: &[Vec3], scratch: &mut Partials) -> f64 {
     parts.iter().sum()
 }
 
+/// Σᵢ term(i) for i in 0..n, accumulated in f64 per fixed chunk, chunks summed in order.
+pub fn sum_chunks(n: usize, scratch: &mut Partials, term: impl Fn(usize) -> f64 + Sync) -> f64 {
+    let parts = scratch.prepare(n);
+    parts.par_iter_mut().enumerate().for_each(|(c, out)| {
+        *out = (c * CHUNK..n.min((c + 1) * CHUNK)).map(&term).sum();
+    });
+    parts.iter().sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,81 @@
+//! A file that appears under its final name only when complete: written as a temporary file in the
+//! same folder, renamed on [`AtomicFile::commit`], removed if dropped before.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{IoError, Result};
+
+/// Buffered writer to `.<name>.part-<pid>` next to the final path.
+pub(crate) struct AtomicFile {
+    final_path: PathBuf,
+    temp_path: PathBuf,
+    writer: Option<BufWriter<File>>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file (the folder must exist).
+    pub(crate) fn create(final_path: &Path) -> Result<Self> {
+        let name = final_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| IoError::invalid(final_path, "", "output path has no file name"))?;
+        let temp_path = final_path.with_file_name(format!(".{name}.part-{}", std::process::id()));
+        let file = File::create(&temp_path).map_err(|e| IoError::io(&temp_path, e))?;
+        Ok(Self {
+            final_path: final_path.to_path_buf(),
+            temp_path,
+            writer: Some(BufWriter::with_capacity(1 << 16, file)),
+        })
+    }
+
+    /// The final path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.final_path
+    }
+
+    fn writer(&mut self) -> &mut BufWriter<File> {
+        // Invariant: `writer` is Some until `commit` consumes `self`.
+        self.writer.as_mut().expect("AtomicFile used after commit")
+    }
+
+    /// Appends bytes.
+    pub(crate) fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        let r = self.writer().write_all(bytes);
+        r.map_err(|e| IoError::io(&self.temp_path, e))
+    }
+
+    /// Overwrites bytes at `offset` (from the start) and returns to the end.
+    pub(crate) fn patch(&mut self, offset: u64, bytes: &[u8]) -> Result<()> {
+        let w = self.writer();
+        let r = w
+            .seek(SeekFrom::Start(offset))
+            .and_then(|_| w.write_all(bytes))
+            .and_then(|_| w.seek(SeekFrom::End(0)).map(|_| ()));
+        r.map_err(|e| IoError::io(&self.temp_path, e))
+    }
+
+    /// Flushes, syncs and renames the temporary file to the final name.
+    pub(crate) fn commit(mut self) -> Result<PathBuf> {
+        let w = self.writer.take().expect("AtomicFile committed twice");
+        let file = w
+            .into_inner()
+            .map_err(|e| IoError::io(&self.temp_path, e.into_error()))?;
+        file.sync_all()
+            .map_err(|e| IoError::io(&self.temp_path, e))?;
+        drop(file);
+        std::fs::rename(&self.temp_path, &self.final_path)
+            .map_err(|e| IoError::io(&self.final_path, e))?;
+        Ok(self.final_path.clone())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.writer.take().is_some() {
+            // Not committed: leave nothing behind. Errors here have nowhere to go.
+            let _ = std::fs::remove_file(&self.temp_path);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+//! OBJ sequence: one `<name>.<frame:04>.obj` per frame, vertices in source order (`v` lines with
+//! the shortest decimal that reads back to the same f32), faces as in the source mesh (1-based).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+
+use crate::atomic_file::AtomicFile;
+use crate::error::{IoError, Result};
+
+/// Writes each frame as its own OBJ file (each appears only when complete).
+pub struct ObjSeqWriter {
+    dir: PathBuf,
+    name: String,
+    num_points: usize,
+    faces_text: String,
+    written: Vec<PathBuf>,
+    buf: String,
+}
+
+impl ObjSeqWriter {
+    /// Prepares a sequence in `dir` for garment `name`; `faces` index source vertices (0-based).
+    pub fn new(dir: &Path, name: &str, num_points: usize, faces: &[Vec<u32>]) -> Self {
+        let mut faces_text = String::new();
+        for f in faces {
+            faces_text.push('f');
+            for &i in f {
+                // Writing to a String cannot fail.
+                let _ = write!(faces_text, " {}", i + 1);
+            }
+            faces_text.push('\n');
+        }
+        Self {
+            dir: dir.to_path_buf(),
+            name: name.to_string(),
+            num_points,
+            faces_text,
+            written: Vec::new(),
+            buf: String::new(),
+        }
+    }
+
+    /// The file name of `frame`: `<name>.<frame:04>.obj`.
+    pub fn file_name(name: &str, frame: i32) -> String {
+        format!("{name}.{frame:04}.obj")
+    }
+
+    /// Writes frame `frame` to its own file.
+    pub fn write_frame(&mut self, frame: i32, positions: &[Vec3]) -> Result<()> {
+        let path = self.dir.join(Self::file_name(&self.name, frame));
+        if positions.len() != self.num_points {
+            return Err(IoError::invalid(
+                &path,
+                "v",
+                format!(
+                    "{} points given, the mesh has {}",
+                    positions.len(),
+                    self.num_points
+                ),
+            ));
+        }
+        self.buf.clear();
+        let _ = writeln!(self.buf, "# clothbake {} frame {frame}", self.name);
+        let _ = writeln!(self.buf, "o {}", self.name);
+        for p in positions {
+            let _ = writeln!(self.buf, "v {} {} {}", p.x, p.y, p.z);
+        }
+        self.buf.push_str(&self.faces_text);
+        let mut file = AtomicFile::create(&path)?;
+        file.write_all(self.buf.as_bytes())?;
+        self.written.push(file.commit()?);
+        Ok(())
+    }
+
+    /// The files written so far.
+    pub fn finish(self) -> Vec<PathBuf> {
+        self.written
+    }
+}

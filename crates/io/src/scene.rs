@@ -1,0 +1,873 @@
+//! The scene TOML file (docs/scene-format.md is the contract): serde structs with unknown keys
+//! rejected, defaults, validation with field paths, and relative paths resolved against the scene
+//! file's folder.
+
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+use serde::Deserialize;
+
+use crate::error::{IoError, Result};
+
+/// An axis convention: `Y` is glTF's (Y up), `Z` is Blender's (Z up; `(x, y, z)_blender` is
+/// `(x, z, -y)` in Y-up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Up {
+    /// Y up (glTF, the scene's world frame).
+    #[default]
+    Y,
+    /// Z up (Blender).
+    Z,
+}
+
+/// Which frame the cache coordinates are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Space {
+    /// The scene's world frame (converted to `output.up`).
+    #[default]
+    World,
+    /// Each garment's own object-local frame (converted to `output.up`).
+    Local,
+}
+
+/// A cache format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// `<name>.pc2`, little-endian point cache.
+    Pc2,
+    /// `<name>.mdd`, big-endian point cache.
+    Mdd,
+    /// `<name>.<frame:04>.obj`, one OBJ per frame.
+    Obj,
+}
+
+/// How the garment's rest shape (the unstretched state) is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RestShape {
+    /// From the mesh positions.
+    #[default]
+    Mesh,
+    /// From the UVs times `uv_scale` (metres per UV unit).
+    Uv,
+}
+
+/// What pinned vertices follow over time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Follow {
+    /// Pins stay where they are at the rest frame.
+    #[default]
+    Rest,
+    /// Pins follow the garment's own glTF skin (linear blend skinning).
+    Skin,
+    /// Pins follow the garment node's animated world transform.
+    Node,
+}
+
+/// How body proxies are taken from a glTF character.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProxyMode {
+    /// Nodes marked by `extras.clothbake.collider` or named `CB_SPHERE*` / `CB_CAPSULE*`.
+    #[default]
+    Marked,
+    /// One tapered capsule per bone of a skinned body mesh.
+    Auto,
+}
+
+/// `[scene]`: timing, substeps, gravity and solver tolerances.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    /// Frames per second (> 0).
+    #[serde(default = "default_fps")]
+    pub fps: f32,
+    /// First output frame (inclusive); cache sample 0 is this frame, the rest state.
+    #[serde(default = "default_frame_start")]
+    pub frame_start: i32,
+    /// Last output frame (inclusive); `None`: see [`crate::LoadedScene::frame_end`].
+    pub frame_end: Option<i32>,
+    /// Solver substeps per frame (>= 1).
+    #[serde(default = "default_substeps")]
+    pub substeps: u32,
+    /// m/s², world frame.
+    #[serde(default = "default_gravity")]
+    pub gravity: [f32; 3],
+    /// Seconds: the animation time of frame `f` is `f / fps + time_offset`.
+    #[serde(default)]
+    pub time_offset: f32,
+    /// Relative residual of the MPCG solve.
+    pub cg_tolerance: Option<f32>,
+    /// MPCG iteration cap.
+    pub cg_max_iterations: Option<u32>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            fps: default_fps(),
+            frame_start: default_frame_start(),
+            frame_end: None,
+            substeps: default_substeps(),
+            gravity: default_gravity(),
+            time_offset: 0.0,
+            cg_tolerance: None,
+            cg_max_iterations: None,
+        }
+    }
+}
+
+/// `[wind]`: a uniform wind, drag and lift per triangle.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindSpec {
+    /// m/s, world frame.
+    pub velocity: [f32; 3],
+    /// kg/m³.
+    #[serde(default = "default_air_density")]
+    pub air_density: f32,
+    /// Drag coefficient (dimensionless).
+    #[serde(default = "default_drag")]
+    pub drag: f32,
+    /// Lift coefficient (dimensionless).
+    #[serde(default)]
+    pub lift: f32,
+}
+
+/// `[output]`: where and how caches are written.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Output folder (resolved against the scene folder).
+    #[serde(default = "default_dir")]
+    pub dir: PathBuf,
+    /// Formats to write.
+    #[serde(default = "default_formats")]
+    pub formats: Vec<Format>,
+    /// World or garment-local coordinates.
+    #[serde(default)]
+    pub space: Space,
+    /// Axis convention of the written coordinates.
+    #[serde(default)]
+    pub up: Up,
+    /// Bake report (JSON), resolved against the scene folder.
+    pub report: Option<PathBuf>,
+    /// Include collider shapes per frame in the report.
+    #[serde(default)]
+    pub report_colliders: bool,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        Self {
+            dir: default_dir(),
+            formats: default_formats(),
+            space: Space::World,
+            up: Up::Y,
+            report: None,
+            report_colliders: false,
+        }
+    }
+}
+
+/// `[garment.pin]`: pinned vertices (all forms may be combined).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PinSpec {
+    /// Source-order vertex indices (OBJ `v` order, or glTF order before welding).
+    #[serde(default)]
+    pub vertices: Vec<u32>,
+    /// Parallel to `vertices`: 1 = hard pin, < 1 = goal spring; default all 1.
+    pub weights: Option<Vec<f32>>,
+    /// glTF vertex attribute (`_PIN`, `COLOR_0`, ...): weight from its first channel.
+    pub attribute: Option<String>,
+    /// What pinned vertices follow.
+    #[serde(default)]
+    pub follow: Follow,
+    /// N/m per unit weight for partial pins.
+    #[serde(default = "default_pin_stiffness")]
+    pub stiffness: f32,
+}
+
+/// `[[garment]]`: one cloth piece.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GarmentSpec {
+    /// Names the outputs `<name>.pc2`, `<name>.mdd`, `<name>.<frame:04>.obj`.
+    pub name: String,
+    /// `.obj`, `.gltf` or `.glb` (resolved against the scene folder).
+    pub mesh: PathBuf,
+    /// glTF only: node (or mesh) name.
+    pub node: Option<String>,
+    /// Axis convention of the mesh file.
+    #[serde(default)]
+    pub up: Up,
+    /// Column-major 4×4 local→world matrix in the mesh file's axis convention (OBJ only).
+    pub transform: Option<[f32; 16]>,
+    /// Material preset name; `None`: the solver's default.
+    pub material: Option<String>,
+    /// kg/m² override.
+    pub density: Option<f32>,
+    /// N/m warp and weft override.
+    pub stretch: Option<[f32; 2]>,
+    /// N/m override.
+    pub shear: Option<f32>,
+    /// N·m override.
+    pub bend: Option<f32>,
+    /// s override.
+    pub stretch_damping: Option<f32>,
+    /// s override.
+    pub bend_damping: Option<f32>,
+    /// b_u, b_v override (dimensionless).
+    pub rest_scale: Option<[f32; 2]>,
+    /// Rest shape source.
+    #[serde(default)]
+    pub rest_shape: RestShape,
+    /// Metres per UV unit for `rest_shape = "uv"`.
+    #[serde(default = "default_one")]
+    pub uv_scale: f32,
+    /// m: collision distance kept from body proxies.
+    #[serde(default = "default_thickness")]
+    pub thickness: f32,
+    /// Kinetic Coulomb coefficient against body proxies.
+    #[serde(default = "default_friction")]
+    pub friction: f32,
+    /// Static coefficient; `None`: 1.2 × `friction`.
+    pub static_friction: Option<f32>,
+    /// Cloth-cloth collision for this garment.
+    #[serde(default = "default_true")]
+    pub self_collision: bool,
+    /// m.
+    #[serde(default = "default_self_thickness")]
+    pub self_thickness: f32,
+    /// Coulomb coefficient cloth-cloth.
+    #[serde(default = "default_self_friction")]
+    pub self_friction: f32,
+    /// Pinned vertices.
+    pub pin: Option<PinSpec>,
+}
+
+impl GarmentSpec {
+    /// The static friction coefficient (given, or 1.2 × kinetic).
+    pub fn static_friction(&self) -> f32 {
+        self.static_friction.unwrap_or(1.2 * self.friction)
+    }
+
+    /// Whether the mesh file is glTF (`.gltf` / `.glb`), judged by extension.
+    pub fn is_gltf(&self) -> bool {
+        matches!(extension(&self.mesh).as_str(), "gltf" | "glb")
+    }
+}
+
+/// An analytic collider shape (world frame, metres).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shape {
+    /// Half-space `dot(x - point, normal) >= 0` is outside.
+    Plane {
+        /// A point on the plane.
+        point: Vec3,
+        /// Outward normal (unit length after validation).
+        normal: Vec3,
+    },
+    /// A sphere.
+    Sphere {
+        /// Centre.
+        center: Vec3,
+        /// Radius (> 0).
+        radius: f32,
+    },
+    /// Tapered capsule: cone tangent to both end spheres.
+    Capsule {
+        /// End point a.
+        a: Vec3,
+        /// End point b.
+        b: Vec3,
+        /// Radius at a (> 0).
+        radius_a: f32,
+        /// Radius at b (> 0).
+        radius_b: f32,
+    },
+}
+
+/// `[[collider]]` after validation.
+#[derive(Debug, Clone)]
+pub enum ColliderSpec {
+    /// Analytic shape; `keys` (sorted by frame) animate it linearly, held outside the key range.
+    Analytic {
+        /// The shape (also the value when `keys` is empty).
+        shape: Shape,
+        /// `(frame, shape)` keys, strictly increasing frames.
+        keys: Vec<(f32, Shape)>,
+    },
+    /// Body proxies from a glTF character.
+    Gltf {
+        /// The glTF file (resolved).
+        file: PathBuf,
+        /// Marked or auto.
+        proxies: ProxyMode,
+        /// Auto: the skinned mesh (node or mesh name); default the first skinned mesh.
+        mesh: Option<String>,
+        /// m added to every fitted radius.
+        inflate: f32,
+    },
+}
+
+/// A whole scene file, validated, with paths resolved.
+#[derive(Debug, Clone)]
+pub struct SceneFile {
+    /// The scene file as given (used in error messages).
+    pub path: PathBuf,
+    /// `[scene]`.
+    pub settings: Settings,
+    /// `[wind]`.
+    pub wind: Option<WindSpec>,
+    /// `[output]`.
+    pub output: OutputSpec,
+    /// `[[garment]]`.
+    pub garments: Vec<GarmentSpec>,
+    /// `[[collider]]`.
+    pub colliders: Vec<ColliderSpec>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScene {
+    #[serde(default)]
+    scene: Settings,
+    wind: Option<WindSpec>,
+    #[serde(default)]
+    output: OutputSpec,
+    #[serde(default)]
+    garment: Vec<GarmentSpec>,
+    #[serde(default)]
+    collider: Vec<RawCollider>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum ColliderType {
+    Plane,
+    Sphere,
+    Capsule,
+    Gltf,
+}
+
+/// Flat collider table: which keys are allowed depends on `type`, checked in validation so that
+/// the error can name the key.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCollider {
+    #[serde(rename = "type")]
+    kind: ColliderType,
+    point: Option<[f32; 3]>,
+    normal: Option<[f32; 3]>,
+    center: Option<[f32; 3]>,
+    radius: Option<f32>,
+    a: Option<[f32; 3]>,
+    b: Option<[f32; 3]>,
+    radius_a: Option<f32>,
+    radius_b: Option<f32>,
+    keys: Option<Vec<RawKey>>,
+    file: Option<PathBuf>,
+    proxies: Option<ProxyMode>,
+    mesh: Option<String>,
+    inflate: Option<f32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKey {
+    frame: f32,
+    point: Option<[f32; 3]>,
+    normal: Option<[f32; 3]>,
+    center: Option<[f32; 3]>,
+    radius: Option<f32>,
+    a: Option<[f32; 3]>,
+    b: Option<[f32; 3]>,
+    radius_a: Option<f32>,
+    radius_b: Option<f32>,
+}
+
+fn default_fps() -> f32 {
+    24.0
+}
+fn default_frame_start() -> i32 {
+    1
+}
+fn default_substeps() -> u32 {
+    5
+}
+fn default_gravity() -> [f32; 3] {
+    [0.0, -9.81, 0.0]
+}
+fn default_air_density() -> f32 {
+    1.2
+}
+fn default_drag() -> f32 {
+    1.0
+}
+fn default_dir() -> PathBuf {
+    PathBuf::from("clothbake-out")
+}
+fn default_formats() -> Vec<Format> {
+    vec![Format::Pc2]
+}
+fn default_pin_stiffness() -> f32 {
+    2000.0
+}
+fn default_one() -> f32 {
+    1.0
+}
+fn default_thickness() -> f32 {
+    0.005
+}
+fn default_friction() -> f32 {
+    0.3
+}
+fn default_true() -> bool {
+    true
+}
+fn default_self_thickness() -> f32 {
+    0.004
+}
+fn default_self_friction() -> f32 {
+    0.2
+}
+
+/// Lower-case file extension ("" if none).
+pub(crate) fn extension(path: &Path) -> String {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+impl SceneFile {
+    /// Reads and validates a scene file. `material_presets` are the preset names the solver knows
+    /// (`garment[i].material` must be one of them).
+    pub fn read(path: &Path, material_presets: &[&str]) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| IoError::io(path, e))?;
+        Self::parse(path, &text, material_presets)
+    }
+
+    /// Parses and validates scene text; `path` names the file in errors and anchors relative paths.
+    pub fn parse(path: &Path, text: &str, material_presets: &[&str]) -> Result<Self> {
+        let de = toml::Deserializer::new(text);
+        let raw: RawScene = serde_path_to_error::deserialize(de).map_err(|e| {
+            let field = e.path().to_string();
+            let inner = e.into_inner();
+            let line = inner
+                .span()
+                .map(|s| format!(" (line {})", line_of(text, s.start)))
+                .unwrap_or_default();
+            let field = if field == "." { String::new() } else { field };
+            IoError::parse(path, field, format!("{}{line}", inner.message().trim()))
+        })?;
+        let folder = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        let v = Validator { file: path };
+        v.settings(&raw.scene)?;
+        if let Some(w) = &raw.wind {
+            v.vec3("wind.velocity", w.velocity)?;
+            v.non_negative("wind.air_density", w.air_density)?;
+            v.non_negative("wind.drag", w.drag)?;
+            v.finite("wind.lift", w.lift)?;
+        }
+        let mut output = raw.output;
+        if output.formats.is_empty() {
+            return Err(v.err(
+                "output.formats",
+                "must list at least one of \"pc2\", \"mdd\", \"obj\"",
+            ));
+        }
+        output.dir = folder.join(&output.dir);
+        output.report = output.report.map(|r| folder.join(r));
+        let mut garments = raw.garment;
+        for (i, g) in garments.iter_mut().enumerate() {
+            v.garment(i, g, material_presets)?;
+            g.mesh = folder.join(&g.mesh);
+        }
+        for i in 0..garments.len() {
+            for j in 0..i {
+                if garments[i].name == garments[j].name {
+                    return Err(v.err(
+                        format!("garment[{i}].name"),
+                        format!(
+                            "\"{}\" is already the name of garment[{j}]",
+                            garments[i].name
+                        ),
+                    ));
+                }
+            }
+        }
+        let colliders = raw
+            .collider
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| v.collider(i, c, &folder))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            settings: raw.scene,
+            wind: raw.wind,
+            output,
+            garments,
+            colliders,
+        })
+    }
+}
+
+/// 1-based line number of byte offset `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.as_bytes()[..at.min(text.len())]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+struct Validator<'a> {
+    file: &'a Path,
+}
+
+impl Validator<'_> {
+    fn err(&self, field: impl Into<String>, message: impl Into<String>) -> IoError {
+        IoError::invalid(self.file, field, message)
+    }
+
+    fn finite(&self, field: &str, x: f32) -> Result<()> {
+        if x.is_finite() {
+            Ok(())
+        } else {
+            Err(self.err(field, format!("must be a finite number, got {x}")))
+        }
+    }
+
+    fn positive(&self, field: &str, x: f32) -> Result<()> {
+        if x.is_finite() && x > 0.0 {
+            Ok(())
+        } else {
+            Err(self.err(field, format!("must be > 0, got {x}")))
+        }
+    }
+
+    fn non_negative(&self, field: &str, x: f32) -> Result<()> {
+        if x.is_finite() && x >= 0.0 {
+            Ok(())
+        } else {
+            Err(self.err(field, format!("must be >= 0, got {x}")))
+        }
+    }
+
+    fn vec3(&self, field: &str, v: [f32; 3]) -> Result<()> {
+        for (k, x) in v.iter().enumerate() {
+            self.finite(&format!("{field}[{k}]"), *x)?;
+        }
+        Ok(())
+    }
+
+    fn settings(&self, s: &Settings) -> Result<()> {
+        self.positive("scene.fps", s.fps)?;
+        if let Some(end) = s.frame_end {
+            if end < s.frame_start {
+                return Err(self.err(
+                    "scene.frame_end",
+                    format!("{end} is before scene.frame_start = {}", s.frame_start),
+                ));
+            }
+        }
+        if s.substeps == 0 {
+            return Err(self.err("scene.substeps", "must be >= 1, got 0"));
+        }
+        self.vec3("scene.gravity", s.gravity)?;
+        self.finite("scene.time_offset", s.time_offset)?;
+        if let Some(t) = s.cg_tolerance {
+            self.positive("scene.cg_tolerance", t)?;
+        }
+        if s.cg_max_iterations == Some(0) {
+            return Err(self.err("scene.cg_max_iterations", "must be >= 1, got 0"));
+        }
+        Ok(())
+    }
+
+    fn garment(&self, i: usize, g: &GarmentSpec, presets: &[&str]) -> Result<()> {
+        let f = |k: &str| format!("garment[{i}].{k}");
+        if g.name.is_empty() || g.name.contains(['/', '\\', ':']) || g.name.trim() != g.name {
+            return Err(self.err(
+                f("name"),
+                format!(
+                    "\"{}\" cannot name a file (empty, surrounding spaces, or / \\ :)",
+                    g.name
+                ),
+            ));
+        }
+        let ext = extension(&g.mesh);
+        if !matches!(ext.as_str(), "obj" | "gltf" | "glb") {
+            return Err(self.err(
+                f("mesh"),
+                format!(
+                    "\"{}\": expected a .obj, .gltf or .glb file",
+                    g.mesh.display()
+                ),
+            ));
+        }
+        let gltf = g.is_gltf();
+        if g.node.is_some() && !gltf {
+            return Err(self.err(f("node"), "only applies to glTF meshes"));
+        }
+        if let Some(m) = &g.transform {
+            if gltf {
+                return Err(self.err(
+                    f("transform"),
+                    "only applies to OBJ meshes (glTF uses its node)",
+                ));
+            }
+            for (k, x) in m.iter().enumerate() {
+                self.finite(&format!("{}[{k}]", f("transform")), *x)?;
+            }
+            let det = glam::Mat4::from_cols_array(m).determinant();
+            if det.is_nan() || det.abs() <= 1e-12 {
+                return Err(self.err(f("transform"), "matrix is not invertible"));
+            }
+        }
+        if let Some(name) = &g.material {
+            if !presets.contains(&name.as_str()) {
+                return Err(self.err(
+                    f("material"),
+                    format!("unknown preset \"{name}\" (known: {})", presets.join(", ")),
+                ));
+            }
+        }
+        if let Some(x) = g.density {
+            self.positive(&f("density"), x)?;
+        }
+        if let Some(s) = g.stretch {
+            self.positive(&format!("{}[0]", f("stretch")), s[0])?;
+            self.positive(&format!("{}[1]", f("stretch")), s[1])?;
+        }
+        for (k, x) in [
+            ("shear", g.shear),
+            ("bend", g.bend),
+            ("stretch_damping", g.stretch_damping),
+            ("bend_damping", g.bend_damping),
+        ] {
+            if let Some(x) = x {
+                self.non_negative(&f(k), x)?;
+            }
+        }
+        if let Some(s) = g.rest_scale {
+            self.positive(&format!("{}[0]", f("rest_scale")), s[0])?;
+            self.positive(&format!("{}[1]", f("rest_scale")), s[1])?;
+        }
+        self.positive(&f("uv_scale"), g.uv_scale)?;
+        self.non_negative(&f("thickness"), g.thickness)?;
+        self.non_negative(&f("friction"), g.friction)?;
+        if let Some(x) = g.static_friction {
+            self.non_negative(&f("static_friction"), x)?;
+        }
+        self.non_negative(&f("self_thickness"), g.self_thickness)?;
+        self.non_negative(&f("self_friction"), g.self_friction)?;
+        if let Some(p) = &g.pin {
+            if let Some(w) = &p.weights {
+                if w.len() != p.vertices.len() {
+                    return Err(self.err(
+                        f("pin.weights"),
+                        format!(
+                            "has {} entries but pin.vertices has {}",
+                            w.len(),
+                            p.vertices.len()
+                        ),
+                    ));
+                }
+                for (k, x) in w.iter().enumerate() {
+                    if !(x.is_finite() && *x > 0.0 && *x <= 1.0) {
+                        return Err(self.err(
+                            format!("{}[{k}]", f("pin.weights")),
+                            format!("must be in (0, 1], got {x}"),
+                        ));
+                    }
+                }
+            }
+            if p.attribute.is_some() && !gltf {
+                return Err(self.err(f("pin.attribute"), "only applies to glTF meshes"));
+            }
+            if p.follow != Follow::Rest && !gltf {
+                return Err(self.err(
+                    f("pin.follow"),
+                    "\"skin\" and \"node\" need a glTF mesh (OBJ has no skin or node)",
+                ));
+            }
+            self.positive(&f("pin.stiffness"), p.stiffness)?;
+        }
+        Ok(())
+    }
+
+    fn collider(&self, i: usize, c: RawCollider, folder: &Path) -> Result<ColliderSpec> {
+        let f = |k: &str| format!("collider[{i}].{k}");
+        let kind = c.kind;
+        let name = match kind {
+            ColliderType::Plane => "plane",
+            ColliderType::Sphere => "sphere",
+            ColliderType::Capsule => "capsule",
+            ColliderType::Gltf => "gltf",
+        };
+        let allowed: &[&str] = match kind {
+            ColliderType::Plane => &["point", "normal", "keys"],
+            ColliderType::Sphere => &["center", "radius", "keys"],
+            ColliderType::Capsule => &["a", "b", "radius_a", "radius_b", "keys"],
+            ColliderType::Gltf => &["file", "proxies", "mesh", "inflate"],
+        };
+        let present = [
+            ("point", c.point.is_some()),
+            ("normal", c.normal.is_some()),
+            ("center", c.center.is_some()),
+            ("radius", c.radius.is_some()),
+            ("a", c.a.is_some()),
+            ("b", c.b.is_some()),
+            ("radius_a", c.radius_a.is_some()),
+            ("radius_b", c.radius_b.is_some()),
+            ("keys", c.keys.is_some()),
+            ("file", c.file.is_some()),
+            ("proxies", c.proxies.is_some()),
+            ("mesh", c.mesh.is_some()),
+            ("inflate", c.inflate.is_some()),
+        ];
+        for (key, is) in present {
+            if is && !allowed.contains(&key) {
+                return Err(self.err(f(key), format!("is not a key of a \"{name}\" collider")));
+            }
+        }
+        let need3 = |k: &str, v: Option<[f32; 3]>| -> Result<[f32; 3]> {
+            let v =
+                v.ok_or_else(|| self.err(f(k), format!("missing (required for type \"{name}\")")))?;
+            self.vec3(&f(k), v)?;
+            Ok(v)
+        };
+        let need1 = |k: &str, v: Option<f32>| -> Result<f32> {
+            let v =
+                v.ok_or_else(|| self.err(f(k), format!("missing (required for type \"{name}\")")))?;
+            self.positive(&f(k), v)?;
+            Ok(v)
+        };
+        let shape = match kind {
+            ColliderType::Gltf => {
+                let file = c
+                    .file
+                    .ok_or_else(|| self.err(f("file"), "missing (required for type \"gltf\")"))?;
+                if !matches!(extension(&file).as_str(), "gltf" | "glb") {
+                    return Err(self.err(
+                        f("file"),
+                        format!("\"{}\": expected a .gltf or .glb file", file.display()),
+                    ));
+                }
+                let proxies = c.proxies.unwrap_or_default();
+                if c.mesh.is_some() && proxies != ProxyMode::Auto {
+                    return Err(self.err(f("mesh"), "only applies to proxies = \"auto\""));
+                }
+                let inflate = c.inflate.unwrap_or(0.0);
+                self.finite(&f("inflate"), inflate)?;
+                return Ok(ColliderSpec::Gltf {
+                    file: folder.join(file),
+                    proxies,
+                    mesh: c.mesh,
+                    inflate,
+                });
+            }
+            ColliderType::Plane => Shape::Plane {
+                point: need3("point", c.point)?.into(),
+                normal: self.unit(&f("normal"), need3("normal", c.normal)?)?,
+            },
+            ColliderType::Sphere => Shape::Sphere {
+                center: need3("center", c.center)?.into(),
+                radius: need1("radius", c.radius)?,
+            },
+            ColliderType::Capsule => Shape::Capsule {
+                a: need3("a", c.a)?.into(),
+                b: need3("b", c.b)?.into(),
+                radius_a: need1("radius_a", c.radius_a)?,
+                radius_b: need1("radius_b", c.radius_b)?,
+            },
+        };
+        let mut keys = Vec::new();
+        for (k, key) in c.keys.unwrap_or_default().into_iter().enumerate() {
+            let kf = |n: &str| format!("collider[{i}].keys[{k}].{n}");
+            self.finite(&kf("frame"), key.frame)?;
+            if let Some((prev, _)) = keys.last() {
+                if key.frame <= *prev {
+                    return Err(self.err(
+                        kf("frame"),
+                        format!("{} is not after the previous key's frame {prev}", key.frame),
+                    ));
+                }
+            }
+            let opt3 = |n: &str, v: Option<[f32; 3]>, base: Vec3| -> Result<Vec3> {
+                match v {
+                    Some(v) => {
+                        self.vec3(&kf(n), v)?;
+                        Ok(v.into())
+                    }
+                    None => Ok(base),
+                }
+            };
+            let opt1 = |n: &str, v: Option<f32>, base: f32| -> Result<f32> {
+                match v {
+                    Some(v) => {
+                        self.positive(&kf(n), v)?;
+                        Ok(v)
+                    }
+                    None => Ok(base),
+                }
+            };
+            let key_present = [
+                ("point", key.point.is_some()),
+                ("normal", key.normal.is_some()),
+                ("center", key.center.is_some()),
+                ("radius", key.radius.is_some()),
+                ("a", key.a.is_some()),
+                ("b", key.b.is_some()),
+                ("radius_a", key.radius_a.is_some()),
+                ("radius_b", key.radius_b.is_some()),
+            ];
+            for (n, is) in key_present {
+                if is && !allowed.contains(&n) {
+                    return Err(self.err(kf(n), format!("is not a key of a \"{name}\" collider")));
+                }
+            }
+            let s = match shape {
+                Shape::Plane { point, normal } => Shape::Plane {
+                    point: opt3("point", key.point, point)?,
+                    normal: self.unit(&kf("normal"), opt3("normal", key.normal, normal)?.into())?,
+                },
+                Shape::Sphere { center, radius } => Shape::Sphere {
+                    center: opt3("center", key.center, center)?,
+                    radius: opt1("radius", key.radius, radius)?,
+                },
+                Shape::Capsule {
+                    a,
+                    b,
+                    radius_a,
+                    radius_b,
+                } => Shape::Capsule {
+                    a: opt3("a", key.a, a)?,
+                    b: opt3("b", key.b, b)?,
+                    radius_a: opt1("radius_a", key.radius_a, radius_a)?,
+                    radius_b: opt1("radius_b", key.radius_b, radius_b)?,
+                },
+            };
+            keys.push((key.frame, s));
+        }
+        Ok(ColliderSpec::Analytic { shape, keys })
+    }
+
+    fn unit(&self, field: &str, n: [f32; 3]) -> Result<Vec3> {
+        let v = Vec3::from(n);
+        let len = v.length();
+        if len.is_nan() || len <= 1e-12 {
+            return Err(self.err(field, "must not be the zero vector"));
+        }
+        Ok(v / len)
+    }
+}

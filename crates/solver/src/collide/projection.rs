@@ -1,0 +1,186 @@
+//! Post-solve projection out of the proxies (Kang 2003 §4 "velocity correction"): every free
+//! vertex closer than its thickness to a collider's end-of-substep surface is moved out to the
+//! thickness and loses its velocity into the surface. Culled with the detector's chunk boxes, so
+//! it costs O(vertices near a proxy) rather than O(vertices × colliders).
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::aabb::Aabb;
+use super::ccd::SAME_SIDE_COSINE;
+use super::contact::VertexContact;
+use super::detector::{ContactDetector, CHUNK_VERTICES};
+use super::error::CollideError;
+use super::moving::MovingCollider;
+
+fn check_len(array: &'static str, len: usize, expected: usize) -> Result<(), CollideError> {
+    if len == expected {
+        Ok(())
+    } else {
+        Err(CollideError::ArrayLength {
+            array,
+            len,
+            expected,
+        })
+    }
+}
+
+impl ContactDetector {
+    /// Projects end-of-substep positions `x` (m) out of the colliders' end shapes and corrects
+    /// velocities `v` (m/s); vertices with `fixed[i]` (hard pins) are left alone. Colliders are
+    /// visited in index order per vertex, as a plain loop over all of them would.
+    ///
+    /// For a vertex closer than `thickness[i]` to collider k: the side is the nearest one, unless
+    /// `contacts` (this substep's [`ContactDetector::detect`] output, sorted by vertex then
+    /// collider) holds a contact (i, k) whose normal differs by more than ~45° — then the vertex
+    /// went through and is pushed out on the entry side, to `thickness` beyond the contact's
+    /// supporting plane (which the convex proxy lies behind). The normal velocity is raised to
+    /// the surface's normal speed −∂φ/∂t = (φ_start(p) − φ_end(p))/h at the new position p.
+    ///
+    /// Returns the smallest signed distance left (m) over vertex–collider pairs whose boxes are
+    /// within `report_within` (m) of each other; farther pairs are not evaluated (+∞ if none).
+    #[allow(clippy::too_many_arguments)]
+    pub fn project_out(
+        &mut self,
+        colliders: &[MovingCollider],
+        h: f32,
+        contacts: &[VertexContact],
+        thickness: &[f32],
+        fixed: &[bool],
+        report_within: f32,
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+    ) -> Result<f32, CollideError> {
+        let n = x.len();
+        check_len("v", v.len(), n)?;
+        check_len("thickness", thickness.len(), n)?;
+        check_len("fixed", fixed.len(), n)?;
+        for (k, c) in colliders.iter().enumerate() {
+            c.validate(k)?;
+        }
+        self.boxes.clear();
+        self.boxes.extend(colliders.iter().map(|c| c.end.aabb()));
+        let chunk_count = n.div_ceil(CHUNK_VERTICES);
+        if self.chunks.len() < chunk_count {
+            self.chunks.resize_with(chunk_count, Default::default);
+        }
+        let boxes = &self.boxes;
+        let margin = report_within.max(0.0);
+        self.chunks[..chunk_count]
+            .par_iter_mut()
+            .zip(x.par_chunks_mut(CHUNK_VERTICES))
+            .zip(v.par_chunks_mut(CHUNK_VERTICES))
+            .enumerate()
+            .for_each(|(ci, ((scratch, xs), vs))| {
+                let first = ci * CHUNK_VERTICES;
+                let th = &thickness[first..first + xs.len()];
+                let fx = &fixed[first..first + xs.len()];
+                let lo = contacts.partition_point(|c| (c.vertex as usize) < first);
+                let hi = contacts.partition_point(|c| (c.vertex as usize) < first + xs.len());
+                let chunk_contacts = &contacts[lo..hi];
+                let reach = th.iter().fold(0.0f32, |m, &t| m.max(t)) + margin;
+                let chunk_box = xs
+                    .iter()
+                    .fold(Aabb::EMPTY, |b, &p| b.union(Aabb { min: p, max: p }))
+                    .inflate(reach);
+                scratch.candidates.clear();
+                scratch.candidates.extend(
+                    (0..boxes.len() as u32).filter(|&k| boxes[k as usize].overlaps(&chunk_box)),
+                );
+                let mut min_distance = f32::INFINITY;
+                let mut next_contact = 0;
+                for (j, (xi, vi)) in xs.iter_mut().zip(vs.iter_mut()).enumerate() {
+                    let vertex = (first + j) as u32;
+                    while next_contact < chunk_contacts.len()
+                        && chunk_contacts[next_contact].vertex < vertex
+                    {
+                        next_contact += 1;
+                    }
+                    let mine = &chunk_contacts[next_contact..];
+                    let mine = &mine[..mine.iter().take_while(|c| c.vertex == vertex).count()];
+                    let pair = Pair {
+                        h,
+                        thickness: th[j],
+                        fixed: fx[j],
+                        margin,
+                        contacts: mine,
+                    };
+                    let mut moved_at = None;
+                    for &k in &scratch.candidates {
+                        let c = &colliders[k as usize];
+                        if pair.project(k, c, &boxes[k as usize], xi, vi, &mut min_distance) {
+                            moved_at = Some(k);
+                            break;
+                        }
+                    }
+                    // Once moved, the vertex may have left the chunk box: test the remaining
+                    // colliders against its new position, exactly as the plain loop would.
+                    if let Some(first) = moved_at {
+                        for k in first + 1..colliders.len() as u32 {
+                            let c = &colliders[k as usize];
+                            pair.project(k, c, &boxes[k as usize], xi, vi, &mut min_distance);
+                        }
+                    }
+                }
+                scratch.min_distance = min_distance;
+            });
+        Ok(self.chunks[..chunk_count]
+            .iter()
+            .fold(f32::INFINITY, |m, s| m.min(s.min_distance)))
+    }
+}
+
+/// One vertex's per-collider projection parameters.
+struct Pair<'a> {
+    h: f32,
+    thickness: f32,
+    fixed: bool,
+    margin: f32,
+    /// This vertex's contacts of the substep, by collider.
+    contacts: &'a [VertexContact],
+}
+
+impl Pair<'_> {
+    /// Projects vertex (x, v) out of collider `k` with end box `bx` if it is closer than the
+    /// thickness; folds its distance into `min_distance`. Returns true if the vertex moved.
+    #[allow(clippy::too_many_arguments)]
+    fn project(
+        &self,
+        k: u32,
+        c: &MovingCollider,
+        bx: &Aabb,
+        x: &mut Vec3,
+        v: &mut Vec3,
+        min_distance: &mut f32,
+    ) -> bool {
+        let th = self.thickness;
+        if !bx.overlaps(&Aabb { min: *x, max: *x }.inflate(th.max(0.0) + self.margin)) {
+            return false;
+        }
+        let (mut d, mut normal) = c.end.distance(*x);
+        if let Some(contact) = self.contacts.iter().find(|c| c.collider == k) {
+            if normal.dot(contact.normal) < SAME_SIDE_COSINE {
+                normal = contact.normal;
+                d = (*x - (contact.target - th * normal)).dot(normal);
+            }
+        }
+        if d < th && !self.fixed {
+            let p = *x + (th - d) * normal;
+            let surface_speed = if self.h > 0.0 {
+                (c.start.distance(p).0 - c.end.distance(p).0) / self.h
+            } else {
+                0.0
+            };
+            *x = p;
+            let vn = v.dot(normal);
+            if vn < surface_speed {
+                *v += (surface_speed - vn) * normal;
+            }
+            *min_distance = min_distance.min(th);
+            true
+        } else {
+            *min_distance = min_distance.min(d);
+            false
+        }
+    }
+}

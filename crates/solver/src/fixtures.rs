@@ -1,0 +1,45 @@
+//! Small mesh builders for tests, benchmarks and samples.
+
+use crate::model::GarmentDesc;
+use glam::{Vec2, Vec3};
+
+/// A square sheet of `n × n` vertices (n >= 2), side `size` (m), horizontal (XZ plane) at height `y`
+/// (m), centred on the Y axis, with UVs in [0, 1]² and alternating diagonals. Cotton, no pins.
+pub fn sheet(name: &str, n: usize, size: f32, y: f32) -> GarmentDesc {
+    let n = n.max(2);
+    let step = size / (n - 1) as f32;
+    let mut positions = Vec::with_capacity(n * n);
+    let mut uvs = Vec::with_capacity(n * n);
+    for j in 0..n {
+        for i in 0..n {
+            positions.push(Vec3::new(
+                i as f32 * step - 0.5 * size,
+                y,
+                j as f32 * step - 0.5 * size,
+            ));
+            uvs.push(Vec2::new(i as f32, j as f32) / (n - 1) as f32);
+        }
+    }
+    let mut triangles = Vec::with_capacity(2 * (n - 1) * (n - 1));
+    let id = |i: usize, j: usize| (j * n + i) as u32;
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            let (a, b, c, d) = (id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1));
+            if (i + j) % 2 == 0 {
+                triangles.push([a, d, c]);
+                triangles.push([a, c, b]);
+            } else {
+                triangles.push([a, d, b]);
+                triangles.push([b, d, c]);
+            }
+        }
+    }
+    let mut g = GarmentDesc::new(name, positions, triangles);
+    g.uvs = Some(uvs);
+    g
+}
+
+/// Vertex index of grid point (i, j) of a [`sheet`] with `n` vertices per side.
+pub fn sheet_vertex(n: usize, i: usize, j: usize) -> u32 {
+    (j * n + i) as u32
+}

@@ -1,0 +1,106 @@
+//! What a frame (and each of its substeps) did: solver statistics, strain, contacts, stage times.
+
+use crate::linalg::CgResult;
+
+/// Wall-clock seconds spent per stage.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StageTimes {
+    /// Force/Jacobian evaluation and matrix assembly.
+    pub assemble: f64,
+    /// MPCG solve.
+    pub solve: f64,
+    /// Collider detection, constraint setup and post-solve projection.
+    pub collide: f64,
+    /// Cloth–cloth collision.
+    pub self_collide: f64,
+    /// Everything else (state copies, strain checks, pins).
+    pub other: f64,
+}
+
+impl StageTimes {
+    pub fn add(&mut self, o: &StageTimes) {
+        self.assemble += o.assemble;
+        self.solve += o.solve;
+        self.collide += o.collide;
+        self.self_collide += o.self_collide;
+        self.other += o.other;
+    }
+
+    pub fn total(&self) -> f64 {
+        self.assemble + self.solve + self.collide + self.self_collide + self.other
+    }
+}
+
+/// One attempted substep.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SubstepReport {
+    /// Substep length (s).
+    pub h: f32,
+    pub cg: CgResult,
+    /// Largest triangle stretch strain at the end of the substep (dimensionless).
+    pub max_strain: f32,
+    /// Largest strain at the start of the substep.
+    pub start_strain: f32,
+    /// Vertices constrained by collider contacts.
+    pub contacts: u32,
+    /// Smallest vertex–collider signed distance after projection (m); +inf without colliders.
+    pub min_collider_distance: f32,
+    /// Cloth–cloth contacts handled.
+    pub self_contacts: u32,
+    /// Why the substep was rejected, if it was.
+    pub rejected: Option<&'static str>,
+    pub times: StageTimes,
+}
+
+/// Summary of one frame over its accepted substeps (rejected ones are only counted and timed).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FrameReport {
+    pub substeps: u32,
+    pub rejected_substeps: u32,
+    /// CG iterations summed over accepted substeps.
+    pub cg_iterations: u32,
+    /// Largest final relative residual of an accepted substep.
+    pub cg_max_residual: f32,
+    /// Accepted substeps whose CG did not reach the tolerance (only after `max_halvings`, or with
+    /// adaptive stepping off).
+    pub cg_failures: u32,
+    pub max_strain: f32,
+    /// Largest number of contact-constrained vertices in one substep.
+    pub contacts: u32,
+    pub min_collider_distance: f32,
+    pub self_contacts: u32,
+    /// Smallest substep length used (s).
+    pub min_h: f32,
+    /// Why the last rejected substep was rejected.
+    pub last_rejection: Option<&'static str>,
+    pub times: StageTimes,
+}
+
+impl FrameReport {
+    pub(crate) fn new() -> Self {
+        FrameReport {
+            min_collider_distance: f32::INFINITY,
+            min_h: f32::INFINITY,
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn accept(&mut self, s: &SubstepReport) {
+        self.substeps += 1;
+        self.cg_iterations += s.cg.iterations;
+        self.cg_max_residual = self.cg_max_residual.max(s.cg.residual);
+        self.cg_failures += u32::from(!s.cg.converged);
+        self.max_strain = self.max_strain.max(s.max_strain);
+        self.contacts = self.contacts.max(s.contacts);
+        self.min_collider_distance = self.min_collider_distance.min(s.min_collider_distance);
+        self.self_contacts += s.self_contacts;
+        self.min_h = self.min_h.min(s.h);
+        self.times.add(&s.times);
+    }
+
+    pub(crate) fn reject(&mut self, s: &SubstepReport) {
+        self.rejected_substeps += 1;
+        self.last_rejection = s.rejected;
+        self.times.add(&s.times);
+    }
+}

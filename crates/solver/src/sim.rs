@@ -1,0 +1,462 @@
+//! The public simulation driver: frames split into substeps of one backward-Euler Newton step each,
+//! with contacts, pins, optional cloth–cloth collision and adaptive substep halving (BW §6).
+
+use crate::collide::{ContactDetector, MovingCollider, VertexContact};
+use crate::constraints::Constraints;
+use crate::error::{ModelError, SimError};
+use crate::forces::{strain, Wind};
+use crate::integrator::{Assembly, StepInputs};
+use crate::linalg::{CgSettings, Mpcg, Problem};
+use crate::model::{GarmentDesc, Model};
+use crate::pins::PinTargets;
+use crate::report::{FrameReport, StageTimes, SubstepReport};
+use crate::self_contact::SelfContact;
+use crate::state::State;
+use glam::Vec3;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// A substep is rejected when the largest triangle strain grows by more than this (absolute,
+/// dimensionless) within it (BW §6: "strain changes by more than 10% in one step").
+pub const STRAIN_JUMP: f32 = 0.1;
+/// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
+pub const GROW_AFTER: u32 = 4;
+
+/// Solver settings (SI units).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimSettings {
+    /// Nominal substeps per frame (>= 1).
+    pub substeps: u32,
+    /// m/s².
+    pub gravity: Vec3,
+    pub wind: Option<Wind>,
+    /// Relative filtered residual at which MPCG stops.
+    pub cg_tolerance: f32,
+    pub cg_max_iterations: u32,
+    /// Reject and halve substeps whose strain jumps or whose solve fails (BW §6).
+    pub adaptive: bool,
+    /// Most halvings of one substep before giving up (non-finite: error; otherwise accepted and
+    /// reported as a CG failure).
+    pub max_halvings: u32,
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        SimSettings {
+            substeps: 5,
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            wind: None,
+            cg_tolerance: 1e-4,
+            cg_max_iterations: 200,
+            adaptive: true,
+            max_halvings: 4,
+        }
+    }
+}
+
+impl SimSettings {
+    fn validate(&self) -> Result<(), ModelError> {
+        let bad = |field, value: f64, expected| {
+            Err(ModelError::Settings {
+                field,
+                value,
+                expected,
+            })
+        };
+        if self.substeps == 0 {
+            return bad("substeps", 0.0, ">= 1");
+        }
+        if !self.gravity.is_finite() {
+            return bad("gravity", f64::NAN, "finite");
+        }
+        if !(self.cg_tolerance.is_finite() && self.cg_tolerance > 0.0) {
+            return bad("cg_tolerance", self.cg_tolerance as f64, "finite and > 0");
+        }
+        if self.cg_max_iterations == 0 {
+            return bad("cg_max_iterations", 0.0, ">= 1");
+        }
+        if let Some(w) = &self.wind {
+            if !(w.velocity.is_finite()
+                && w.air_density.is_finite()
+                && w.air_density >= 0.0
+                && w.drag.is_finite()
+                && w.lift.is_finite())
+            {
+                return bad("wind", f64::NAN, "finite, air_density >= 0");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The simulation: immutable model, changing state and every reusable workspace.
+pub struct Simulation {
+    model: Model,
+    settings: SimSettings,
+    state: State,
+    /// State at the start of the current substep (restored on rejection).
+    start: State,
+    pins: PinTargets,
+    assembly: Assembly,
+    cg: Mpcg,
+    constraints: Constraints,
+    detector: ContactDetector,
+    contacts: Vec<VertexContact>,
+    sub_colliders: Vec<MovingCollider>,
+    /// Velocity change of the last solve (MPCG warm start) and predicted positions.
+    dv: Vec<Vec3>,
+    predicted: Vec<Vec3>,
+    self_contact: Option<SelfContact>,
+    /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
+    h_scale: u32,
+    accepted_in_row: u32,
+    time: f64,
+}
+
+impl Simulation {
+    /// Validates the garments (errors name garment and element) and builds the model.
+    pub fn new(garments: Vec<GarmentDesc>, settings: SimSettings) -> Result<Self, ModelError> {
+        settings.validate()?;
+        let model = Model::new(&garments)?;
+        let n = model.vertex_count();
+        let state = State::at_rest(&model.initial_positions);
+        Ok(Simulation {
+            pins: PinTargets::new(&model),
+            assembly: Assembly::new(&model),
+            start: state.clone(),
+            state,
+            settings,
+            cg: Mpcg::new(),
+            constraints: Constraints::default(),
+            detector: ContactDetector::new(),
+            contacts: Vec::new(),
+            sub_colliders: Vec::new(),
+            dv: vec![Vec3::ZERO; n],
+            predicted: vec![Vec3::ZERO; n],
+            self_contact: SelfContact::new(&model)?,
+            h_scale: 0,
+            accepted_in_row: 0,
+            time: 0.0,
+            model,
+        })
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn settings(&self) -> &SimSettings {
+        &self.settings
+    }
+
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Simulated time (s) since the start.
+    pub fn time(&self) -> f64 {
+        self.time
+    }
+
+    /// Current positions (m) of garment `g` (empty if out of range).
+    pub fn garment_positions(&self, g: usize) -> &[Vec3] {
+        self.model
+            .garments
+            .get(g)
+            .map_or(&[], |r| &self.state.x[r.vertices.clone()])
+    }
+
+    /// Current velocities (m/s) of garment `g`.
+    pub fn garment_velocities(&self, g: usize) -> &[Vec3] {
+        self.model
+            .garments
+            .get(g)
+            .map_or(&[], |r| &self.state.v[r.vertices.clone()])
+    }
+
+    /// Advances one frame of `dt` seconds. `colliders[k]` gives collider k's shape at the start and end
+    /// of the frame; `pin_targets[g]` the end-of-frame targets of garment g's vertices (only pinned
+    /// ones are read; `None` = pins stay). The state lands exactly on the frame time.
+    pub fn step_frame(
+        &mut self,
+        dt: f32,
+        colliders: &[MovingCollider],
+        pin_targets: &[Option<&[Vec3]>],
+    ) -> Result<FrameReport, SimError> {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(SimError::Input(format!(
+                "frame length dt = {dt} s must be finite and > 0"
+            )));
+        }
+        for (k, c) in colliders.iter().enumerate() {
+            c.validate(k).map_err(|e| SimError::Input(e.to_string()))?;
+        }
+        self.pins.begin_frame(&self.model, pin_targets)?;
+        let mut report = FrameReport::new();
+        let nominal = dt / self.settings.substeps as f32;
+        // Frame fractions are integers over a power-of-two grid so substeps land exactly on dt.
+        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings.min(20));
+        let full = grid / self.settings.substeps as u64;
+        let mut pos: u64 = 0;
+        while pos < grid {
+            let step = (full >> self.h_scale).max(1).min(grid - pos);
+            let (s0, s1) = (pos as f32 / grid as f32, (pos + step) as f32 / grid as f32);
+            let h = nominal * step as f32 / full as f32;
+            let sub = self.substep(dt, h, s0, s1, colliders)?;
+            let non_finite = self.first_non_finite();
+            let bad = non_finite.is_some() || (self.settings.adaptive && sub.rejected.is_some());
+            if bad && self.settings.adaptive && self.h_scale < self.settings.max_halvings {
+                let mut r = sub;
+                r.rejected = r.rejected.or(Some("non-finite state"));
+                report.reject(&r);
+                self.state.copy_from(&self.start);
+                self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
+                self.h_scale += 1;
+                self.accepted_in_row = 0;
+                continue;
+            }
+            if let Some(vertex) = non_finite {
+                self.state.copy_from(&self.start);
+                self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
+                let garment = self.model.garment_of(vertex);
+                let local = vertex - self.model.garments[garment].vertices.start;
+                return Err(SimError::NonFinite {
+                    garment,
+                    vertex: local as u32,
+                    time: self.time,
+                });
+            }
+            self.commit_substep(h);
+            report.accept(&sub);
+            self.time += h as f64;
+            pos += step;
+            self.accepted_in_row += 1;
+            if self.h_scale > 0 && self.accepted_in_row >= GROW_AFTER {
+                self.h_scale -= 1;
+                self.accepted_in_row = 0;
+            }
+        }
+        Ok(report)
+    }
+
+    /// First vertex with a non-finite position or velocity.
+    fn first_non_finite(&self) -> Option<usize> {
+        self.state
+            .x
+            .par_iter()
+            .zip(self.state.v.par_iter())
+            .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
+    }
+
+    /// Contact memory is committed only for accepted substeps.
+    fn commit_substep(&mut self, h: f32) {
+        self.constraints.after_solve(
+            &self.model,
+            &self.assembly.matrix,
+            &self.assembly.b,
+            &self.dv,
+            &self.state.v,
+            h,
+        );
+    }
+
+    /// One backward-Euler Newton step of length `h` from frame fraction `s0` to `s1`. On return
+    /// `self.state` holds the end state, `self.start` the start state.
+    fn substep(
+        &mut self,
+        dt: f32,
+        h: f32,
+        s0: f32,
+        s1: f32,
+        colliders: &[MovingCollider],
+    ) -> Result<SubstepReport, SimError> {
+        let mut times = StageTimes::default();
+        let mut clock = Instant::now();
+        let mut lap = |slot: &mut f64| {
+            let now = Instant::now();
+            *slot += (now - clock).as_secs_f64();
+            clock = now;
+        };
+        let n = self.model.vertex_count();
+        self.start.copy_from(&self.state);
+        let (x0, v0) = (&self.start.x, &self.start.v);
+        self.constraints.begin(n);
+        lap(&mut times.other);
+
+        // Contacts against the colliders interpolated to this substep, predicted x0 + h·v0.
+        self.sub_colliders.clear();
+        for c in colliders {
+            self.sub_colliders.push(MovingCollider {
+                start: c.at(s0),
+                end: c.at(s1),
+            });
+        }
+        self.predicted
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, p)| *p = x0[i] + h * v0[i]);
+        // Hard pins first (they override contacts), then contacts, then goal springs (which read y).
+        for (k, pin) in self.model.pins.iter().enumerate() {
+            if pin.weight >= 1.0 {
+                let i = pin.vertex as usize;
+                self.constraints.hard_pin(
+                    i,
+                    self.pins.at(k, s1),
+                    self.pins.velocity(k, dt),
+                    x0[i],
+                    v0[i],
+                    h,
+                );
+            }
+        }
+        if !self.sub_colliders.is_empty() {
+            self.detector
+                .detect(
+                    &self.sub_colliders,
+                    h,
+                    x0,
+                    &self.predicted,
+                    &self.model.thickness,
+                    &mut self.contacts,
+                )
+                .map_err(|e| SimError::Input(e.to_string()))?;
+            self.constraints
+                .add_contacts(&self.contacts, &self.model, x0, v0, h);
+        }
+        for (k, pin) in self.model.pins.iter().enumerate() {
+            if pin.weight < 1.0 {
+                let i = pin.vertex as usize;
+                self.constraints.goal_spring(
+                    i,
+                    self.model.pin_spring[k],
+                    self.pins.at(k, s1),
+                    x0[i],
+                    v0[i],
+                    h,
+                );
+            }
+        }
+        lap(&mut times.collide);
+
+        let inputs = StepInputs {
+            x0,
+            v0,
+            h,
+            gravity: self.settings.gravity,
+            wind: self.settings.wind.as_ref(),
+        };
+        let start_strain = self
+            .assembly
+            .assemble(&self.model, &inputs, &self.constraints);
+        lap(&mut times.assemble);
+
+        let problem = Problem {
+            a: &self.assembly.matrix,
+            b: &self.assembly.b,
+            filter: &self.constraints.filter,
+            z: &self.constraints.z,
+            mass: &self.model.mass,
+        };
+        let settings = CgSettings {
+            tolerance: self.settings.cg_tolerance,
+            max_iterations: self.settings.cg_max_iterations,
+            velocity_floor: h * self.settings.gravity.length().max(1.0),
+        };
+        let cg = self.cg.solve(&problem, &mut self.dv, settings);
+        lap(&mut times.solve);
+
+        // v1 = v0 + Δv, x1 = x0 + h·v1 + y.
+        let (dv, y) = (&self.dv, &self.constraints.y);
+        self.state
+            .v
+            .par_iter_mut()
+            .zip(self.state.x.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (v, x))| {
+                *v = v0[i] + dv[i];
+                *x = x0[i] + h * *v + y[i];
+            });
+        lap(&mut times.other);
+
+        let self_contacts = match &mut self.self_contact {
+            Some(sc) => sc.apply(&self.start.x, &mut self.state.x, &mut self.state.v, h),
+            None => 0,
+        };
+        lap(&mut times.self_collide);
+
+        let min_distance = self.project_out_of_colliders(h);
+        lap(&mut times.collide);
+
+        let x1 = &self.state.x;
+        let model = &self.model;
+        let max_strain = (0..model.triangles.len())
+            .into_par_iter()
+            .map(|t| {
+                let tri = model.triangles[t];
+                let mat = &model.materials[model.triangle_material[t] as usize];
+                strain(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat)
+            })
+            .reduce(|| 0.0, f32::max);
+        let rejected = if cg.non_finite {
+            Some("non-finite solve")
+        } else if !cg.converged {
+            Some("CG did not converge")
+        } else if max_strain - start_strain > STRAIN_JUMP {
+            Some("strain jump")
+        } else {
+            None
+        };
+        lap(&mut times.other);
+        Ok(SubstepReport {
+            h,
+            cg,
+            max_strain,
+            start_strain,
+            contacts: self.constraints.active.len() as u32,
+            min_collider_distance: min_distance,
+            self_contacts,
+            rejected,
+            times,
+        })
+    }
+
+    /// Post-solve projection (Kang-style correction): any free vertex closer than its thickness to a
+    /// collider's end-of-substep surface is moved out to the thickness and loses its inward velocity
+    /// relative to the surface (normal surface velocity from the change of signed distance over the
+    /// substep). Returns the smallest distance left (m).
+    fn project_out_of_colliders(&mut self, h: f32) -> f32 {
+        if self.sub_colliders.is_empty() {
+            return f32::INFINITY;
+        }
+        let (colliders, thickness, pinned) = (
+            &self.sub_colliders,
+            &self.model.thickness,
+            &self.model.hard_pinned,
+        );
+        self.state
+            .x
+            .par_iter_mut()
+            .zip(self.state.v.par_iter_mut())
+            .enumerate()
+            .map(|(i, (x, v))| {
+                let mut min_d = f32::INFINITY;
+                for c in colliders {
+                    let (d, n) = c.end.distance(*x);
+                    if d < thickness[i] && !pinned[i] {
+                        let p = *x + (thickness[i] - d) * n;
+                        let surface_vn = (c.start.distance(p).0 - c.end.distance(p).0) / h;
+                        *x = p;
+                        let vn = v.dot(n);
+                        if vn < surface_vn {
+                            *v += (surface_vn - vn) * n;
+                        }
+                        min_d = min_d.min(thickness[i]);
+                    } else {
+                        min_d = min_d.min(d);
+                    }
+                }
+                min_d
+            })
+            .reduce(|| f32::INFINITY, f32::min)
+    }
+}

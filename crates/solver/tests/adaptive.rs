@@ -1,0 +1,104 @@
+//! Adaptive substeps (issue 2, item 2): failing substeps are rejected and retried at half size, the
+//! size grows back, states land exactly at frame times, and every frame reports its solver numbers.
+
+use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::*;
+use glam::Vec3;
+
+const DT: f32 = 1.0 / 24.0;
+
+#[test]
+fn cg_failure_halves_the_substep_and_size_grows_back() {
+    let n = 16;
+    let mut g = sheet("flag", n, 0.6, 0.0);
+    g.pins = vec![
+        Pin {
+            vertex: sheet_vertex(n, 0, 0),
+            weight: 1.0,
+        },
+        Pin {
+            vertex: sheet_vertex(n, 0, n - 1),
+            weight: 1.0,
+        },
+    ];
+    // Few CG iterations: this stiff swinging flag cannot converge at the nominal size.
+    let settings = SimSettings {
+        cg_max_iterations: 60,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(vec![g], settings).unwrap();
+    let mut reports = Vec::new();
+    for _ in 0..48 {
+        reports.push(sim.step_frame(DT, &[], &[]).unwrap());
+    }
+    let rejected: u32 = reports.iter().map(|r| r.rejected_substeps).sum();
+    assert!(rejected > 0, "no substep was rejected");
+    let halved = reports
+        .iter()
+        .position(|r| r.substeps > 5)
+        .expect("no frame used halved substeps");
+    assert!(reports[halved].min_h < DT / 5.0 * 0.75);
+    assert!(reports.iter().all(|r| r.substeps >= 5));
+    // Time lands exactly on frames.
+    assert!(
+        (sim.time() - 48.0 * DT as f64).abs() < 1e-6,
+        "t = {}",
+        sim.time()
+    );
+    // Every accepted substep either converged or was counted as a failure; iterations were counted.
+    for r in &reports {
+        assert!(r.cg_iterations > 0 && r.cg_max_residual.is_finite());
+        assert!(r.times.total() > 0.0);
+    }
+    assert!(sim.garment_positions(0).iter().all(|p| p.is_finite()));
+    // The size keeps growing back: a frame never stays at the smallest size (5·2⁴ substeps), and
+    // late frames still try (and fail) to grow to the nominal size, which is what rejects them.
+    let last = reports.last().unwrap();
+    assert!(last.substeps < 80 && last.rejected_substeps > 0, "{last:?}");
+    assert!(
+        reports.iter().all(|r| r.substeps < 80),
+        "a frame ran at the smallest size throughout"
+    );
+}
+
+#[test]
+fn non_adaptive_runs_nominal_substeps() {
+    let g = sheet("sheet", 8, 0.5, 0.0);
+    let settings = SimSettings {
+        adaptive: false,
+        substeps: 3,
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(vec![g], settings).unwrap();
+    let r = sim.step_frame(DT, &[], &[]).unwrap();
+    assert_eq!((r.substeps, r.rejected_substeps), (3, 0));
+    // Free fall for one frame under backward Euler: y = −g·Σ(k·h²) for k = 1..3, h = dt/3.
+    let h = DT / 3.0;
+    let expected = -9.81 * h * h * 6.0;
+    let y = sim.garment_positions(0)[0].y;
+    assert!((y - expected).abs() < 1e-5, "y = {y}, expected {expected}");
+    assert!((sim.garment_velocities(0)[0] - Vec3::new(0.0, -9.81 * DT, 0.0)).length() < 1e-4);
+}
+
+#[test]
+fn bad_frame_input_is_an_error_not_a_panic() {
+    let g = sheet("sheet", 4, 0.5, 0.0);
+    let mut sim = Simulation::new(vec![g], SimSettings::default()).unwrap();
+    assert!(matches!(
+        sim.step_frame(f32::NAN, &[], &[]),
+        Err(SimError::Input(_))
+    ));
+    let short = [Vec3::ZERO; 3];
+    assert!(matches!(
+        sim.step_frame(DT, &[], &[Some(&short)]),
+        Err(SimError::Input(_))
+    ));
+    let bad = MovingCollider::fixed(ColliderShape::Sphere {
+        center: Vec3::ZERO,
+        radius: -1.0,
+    });
+    assert!(matches!(
+        sim.step_frame(DT, &[bad], &[]),
+        Err(SimError::Input(_))
+    ));
+}

@@ -1,0 +1,113 @@
+"""Settings stored in the .blend: ``Object.clothbake`` and ``Scene.clothbake``.
+
+Pipeline scripts set these directly, e.g. ``ob.clothbake.role = 'GARMENT'``,
+``ob.clothbake.pin_group = "pins"``, ``ob.clothbake.material = 'silk'``,
+``scene.clothbake.frame_end = 120``. Numbers are in SI units (see docs/scene-format.md).
+"""
+
+import bpy
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+
+#: Material presets of the binary (`clothbake sample --list`, docs/scene-format.md).
+MATERIAL_PRESETS = ("cotton", "silk", "denim", "leather", "jersey")
+
+#: Name of the Mesh Cache modifier the bake adds to each garment.
+MODIFIER_NAME = "ClothBake"
+
+
+class ClothbakeObjectSettings(bpy.types.PropertyGroup):
+    role: EnumProperty(
+        name="Role",
+        description="What this object is to the cloth bake",
+        items=(
+            ("NONE", "None", "Not part of the cloth bake"),
+            ("GARMENT", "Garment", "Simulated cloth; gets a Mesh Cache modifier with the baked motion"),
+            ("COLLIDER", "Collider", "Body proxy the cloth collides with"),
+        ),
+        default="NONE",
+    )
+
+    # -- garment --------------------------------------------------------------------------------
+    pin_group: StringProperty(
+        name="Pin Group",
+        description="Vertex group of pinned vertices: weight 1 holds the vertex at its rest position, "
+        "weights below 1 pull it back with a spring of that share of Pin Stiffness",
+    )
+    pin_stiffness: FloatProperty(
+        name="Pin Stiffness", description="Goal-spring stiffness per unit weight for partial pins (N/m)",
+        default=2000.0, min=0.0, soft_max=1e5,
+    )
+    material: EnumProperty(
+        name="Material",
+        description="Fabric preset of the clothbake binary",
+        items=[(p, p.capitalize(), f"The '{p}' preset") for p in MATERIAL_PRESETS],
+        default="cotton",
+    )
+    use_density: BoolProperty(name="Override Density", default=False)
+    density: FloatProperty(name="Density", description="Area density (kg/m²)", default=0.15, min=1e-6, soft_max=2.0, precision=4)
+    use_stretch: BoolProperty(name="Override Stretch", default=False)
+    stretch: FloatProperty(name="Stretch", description="Stretch stiffness, warp and weft (N/m)", default=300.0, min=0.0, soft_max=1e5)
+    use_shear: BoolProperty(name="Override Shear", default=False)
+    shear: FloatProperty(name="Shear", description="Shear stiffness (N/m)", default=30.0, min=0.0, soft_max=1e4)
+    use_bend: BoolProperty(name="Override Bend", default=False)
+    bend: FloatProperty(name="Bend", description="Bending stiffness (N·m)", default=1e-5, min=0.0, soft_max=1e-2, precision=6)
+    thickness: FloatProperty(
+        name="Thickness", description="Collision distance kept from body proxies (m)", default=0.005, min=0.0, soft_max=0.1,
+        precision=4, unit="LENGTH",
+    )
+    friction: FloatProperty(name="Friction", description="Coulomb friction against body proxies", default=0.3, min=0.0, soft_max=2.0)
+    self_collision: BoolProperty(name="Self Collision", description="Cloth-cloth collision for this garment", default=True)
+
+    # -- collider -------------------------------------------------------------------------------
+    collider_shape: EnumProperty(
+        name="Shape",
+        items=(
+            ("SPHERE", "Sphere", "A sphere around the object's geometry (follows the object, also when parented to a bone)"),
+            ("CAPSULE", "Capsule", "A capsule along the longest axis of the object's geometry"),
+            ("AUTO", "Auto", "Armature-skinned body mesh: one tapered capsule per bone, fitted by the binary"),
+        ),
+        default="SPHERE",
+    )
+    collider_radius: FloatProperty(
+        name="Radius", description="Sphere or capsule radius in the object's local units; 0 = sized from the geometry",
+        default=0.0, min=0.0, soft_max=10.0, unit="LENGTH",
+    )
+    collider_radius_b: FloatProperty(
+        name="Tip Radius", description="Capsule radius at its second end (local units); 0 = same as Radius",
+        default=0.0, min=0.0, soft_max=10.0, unit="LENGTH",
+    )
+    collider_inflate: FloatProperty(
+        name="Inflate", description="Added to every fitted capsule radius for Auto (m)", default=0.0, soft_min=-0.1, soft_max=0.1,
+        unit="LENGTH",
+    )
+
+
+class ClothbakeSceneSettings(bpy.types.PropertyGroup):
+    frame_start: IntProperty(name="Start", description="First baked frame (the rest state)", default=1)
+    frame_end: IntProperty(name="End", description="Last baked frame (inclusive)", default=250)
+    substeps: IntProperty(name="Substeps", description="Solver substeps per frame", default=5, min=1, soft_max=50)
+    output_dir: StringProperty(
+        name="Output",
+        description="Folder for bakes; '//' is relative to the .blend (a temporary folder while it is unsaved)",
+        default="//clothbake_cache", subtype="DIR_PATH",
+    )
+    status: StringProperty(name="Status", description="Outcome of the last bake or free", default="")
+
+
+classes = (ClothbakeObjectSettings, ClothbakeSceneSettings)
+
+
+def register():
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    bpy.types.Object.clothbake = PointerProperty(type=ClothbakeObjectSettings)
+    bpy.types.Scene.clothbake = PointerProperty(type=ClothbakeSceneSettings)
+    bpy.types.WindowManager.clothbake_running = BoolProperty(default=False, options={"SKIP_SAVE"})
+
+
+def unregister():
+    del bpy.types.WindowManager.clothbake_running
+    del bpy.types.Scene.clothbake
+    del bpy.types.Object.clothbake
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)
