@@ -1,9 +1,9 @@
 //! Broad phase: a uniform spatial hash rebuilt every substep in O(n) (Teschner et al. 2003 hash,
 //! Kang 2003 §5.3 buckets). Each primitive box is stored in every cell it overlaps (cell size = mean
-//! box extent, at least a quarter of the largest, so a box covers a bounded number of cells); a
-//! query visits the cells of its own box and reports a primitive only in the first cell the two
-//! boxes share, so each overlap is reported once. Buckets are filled by a counting sort in
-//! primitive order, so every query reports candidates in a fixed order, whatever the thread count.
+//! box extent, at least a quarter of the largest, so a box covers a bounded number of cells).
+//! Overlapping pairs are enumerated bucket by bucket (contiguous memory) and reported only in the
+//! first cell the two boxes share, so each pair is reported once. Buckets are filled by a counting
+//! sort in primitive order, so pairs come out in a fixed order, whatever the thread count.
 
 use glam::Vec3;
 
@@ -33,6 +33,10 @@ impl Aabb {
             min: self.min.min(o.min),
             max: self.max.max(o.max),
         }
+    }
+
+    pub fn overlaps(&self, o: &Aabb) -> bool {
+        self.min.cmple(o.max).all() && o.min.cmple(self.max).all()
     }
 
     /// Is `p` inside the box shrunk by `r` on every side?
@@ -158,30 +162,26 @@ impl SpatialHash {
         self.starts[0] = 0;
     }
 
-    /// Calls `f(prim)` once for every stored primitive whose box overlaps `q`, in a fixed order.
-    pub fn for_each_overlap(&self, q: &Aabb, mut f: impl FnMut(u32)) {
-        if self.entries.is_empty() {
-            return;
-        }
-        let lo = cell_of(q.min, self.inv_cell);
-        let hi = cell_of(q.max, self.inv_cell);
-        for cz in lo[2]..=hi[2] {
-            for cy in lo[1]..=hi[1] {
-                for cx in lo[0]..=hi[0] {
-                    let cell = [cx, cy, cz];
-                    let b = bucket(cell, self.shift);
-                    let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-                    for entry in &self.entries[s..e] {
-                        if !(entry.min.cmple(q.max).all() && q.min.cmple(entry.max).all())
-                            || entry.cell != cell
-                        {
-                            continue;
-                        }
-                        // Report only in the first shared cell: max of the two min corners.
-                        let pc = cell_of(entry.min, self.inv_cell);
-                        if cell == [lo[0].max(pc[0]), lo[1].max(pc[1]), lo[2].max(pc[2])] {
-                            f(entry.prim);
-                        }
+    /// Number of buckets of the current table.
+    pub fn bucket_count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Calls `f(a, b)` (a stored before b) once for every pair of stored primitives whose boxes
+    /// overlap and whose first shared cell hashes into one of `buckets`, in a fixed order.
+    pub fn for_each_pair(&self, buckets: std::ops::Range<usize>, mut f: impl FnMut(u32, u32)) {
+        for b in buckets {
+            let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+            let bucket = &self.entries[s..e];
+            for (k, p) in bucket.iter().enumerate() {
+                for q in &bucket[k + 1..] {
+                    if p.cell != q.cell || !(p.min.cmple(q.max).all() && q.min.cmple(p.max).all()) {
+                        continue;
+                    }
+                    // Report only in the first shared cell: max of the two min corners.
+                    let (cp, cq) = (cell_of(p.min, self.inv_cell), cell_of(q.min, self.inv_cell));
+                    if p.cell == [cp[0].max(cq[0]), cp[1].max(cq[1]), cp[2].max(cq[2])] {
+                        f(p.prim, q.prim);
                     }
                 }
             }
