@@ -1,6 +1,4 @@
 //! Command-line arguments (clap derive). Doc comments here are the `--help` text.
-// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 
@@ -38,7 +36,8 @@ pub struct BakeArgs {
     /// Output folder (overrides the scene's [output] dir).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
-    /// Frame range to bake, inclusive, e.g. `1..24` (overrides the scene's frame_start/frame_end).
+    /// Frame range to write, inclusive, e.g. `1..24`. The simulation always starts from the
+    /// scene's frame_start (the rest state); frames before A are simulated but not written.
     #[arg(long, value_name = "A..B", value_parser = parse_frame_range)]
     pub frames: Option<FrameRange>,
     /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
@@ -47,7 +46,8 @@ pub struct BakeArgs {
     /// Cache formats, comma separated: pc2, mdd, obj (overrides the scene's [output] formats).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub format: Option<Vec<FormatArg>>,
-    /// Write the bake report (JSON) to FILE (overrides the scene's [output] report).
+    /// Write the bake report (JSON) to FILE (overrides the scene's [output] report). Without it,
+    /// the scene's report goes next to the caches when -o is given.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
     /// Print progress, warnings and errors as one JSON object per line on stdout.
@@ -103,17 +103,6 @@ pub enum FormatArg {
     Mdd,
     /// One Wavefront OBJ per frame: <garment>.<frame:04>.obj.
     Obj,
-}
-
-impl FormatArg {
-    /// The name used in scene files.
-    pub fn name(self) -> &'static str {
-        match self {
-            FormatArg::Pc2 => "pc2",
-            FormatArg::Mdd => "mdd",
-            FormatArg::Obj => "obj",
-        }
-    }
 }
 
 /// An inclusive frame range `A..B` (also accepts `A..=B` and `A-B`).

@@ -1,6 +1,4 @@
 //! The one error type of the CLI and its exit codes.
-// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
-#![allow(dead_code)]
 
 use std::path::PathBuf;
 
@@ -10,18 +8,15 @@ pub enum CliError {
     /// Bad input: a scene, mesh or cache that cannot be used. The message names file and field.
     #[error("{0}")]
     Input(String),
-    /// A file the user named cannot be read.
-    #[error("{}: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
     /// An output file or folder cannot be written.
     #[error("{}: cannot write: {source}", path.display())]
     Write {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// Writing a cache or report failed (message names the file).
+    #[error("{0}")]
+    Output(String),
     /// The simulation itself failed (diverged, non-finite state, invalid model).
     #[error("simulation failed: {0}")]
     Simulation(String),
@@ -31,8 +26,8 @@ impl CliError {
     /// 2 for bad usage or input, 1 when the simulation (or writing its results) failed.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Input(_) | CliError::Read { .. } => 2,
-            CliError::Write { .. } | CliError::Simulation(_) => 1,
+            CliError::Input(_) => 2,
+            CliError::Write { .. } | CliError::Output(_) | CliError::Simulation(_) => 1,
         }
     }
 

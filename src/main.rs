@@ -8,6 +8,7 @@ mod fs_util;
 mod progress;
 mod report;
 mod samples;
+mod scene_to_solver;
 
 use std::process::ExitCode;
 

@@ -1,6 +1,4 @@
 //! Progress and diagnostics: an indicatif bar on a terminal, JSON lines with `--json`, quiet otherwise.
-// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
-#![allow(dead_code)]
 //!
 //! With `--json` nothing but JSON objects (one per line) goes to stdout; without it, warnings and
 //! errors go to stderr as text. The event shapes are the contract in docs/scene-format.md.
@@ -86,10 +84,6 @@ impl Reporter {
             Mode::Quiet
         };
         Reporter { mode }
-    }
-
-    pub fn is_json(&self) -> bool {
-        matches!(self.mode, Mode::Json)
     }
 
     fn emit(&self, event: &Event) {

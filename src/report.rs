@@ -1,6 +1,4 @@
 //! The bake report (JSON): per frame the wall time, substeps, CG iterations, max strain, contacts and
-// Parts used only by `bake`, which is being wired to clothbake-io and clothbake-solver.
-#![allow(dead_code)]
 //! the smallest cloth-to-collider distance; optionally the collider shapes, so anyone can check a cache
 //! against its colliders.
 

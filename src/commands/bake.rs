@@ -1,9 +1,310 @@
-//! `clothbake bake` (wiring to clothbake-io / clothbake-solver in progress).
+//! `clothbake bake [SCENE]`: load the scene, step the solver frame by frame, stream each garment's
+//! frames to its caches, and write the bake report.
 
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clothbake_io::{load_scene, CacheTiming, Format, GarmentCacheWriter, LoadedScene, Shape};
+use clothbake_solver::self_collision::count_intersections;
+use clothbake_solver::{ColliderShape, MovingCollider, Simulation};
+use glam::Vec3;
+
+use crate::cli::{BakeArgs, FormatArg};
+use crate::commands::sample::write_sample;
 use crate::error::{CliError, Result};
+use crate::progress::{FrameEvent, Reporter};
+use crate::report::{BakeReport, FrameRecord, GarmentRecord};
+use crate::scene_to_solver::{
+    collider_shape, garment_descs, material_presets, shape_record, sim_settings, PinTargetBuffers,
+};
 
-pub fn run(_args: &crate::cli::BakeArgs) -> Result<()> {
-    Err(CliError::Simulation(
-        "`bake` is not wired to the solver and io crates yet".into(),
-    ))
+/// The sample baked when no SCENE is given, and where its outputs go by default.
+const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
+const DEFAULT_OUTPUT: &str = "clothbake-out";
+
+pub fn run(args: &BakeArgs) -> Result<()> {
+    let mut reporter = Reporter::new(args.json);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(args.threads)
+        .build()
+        .map_err(|e| CliError::Input(format!("--threads {}: {e}", args.threads)))?;
+    let threads = pool.current_num_threads();
+    pool.install(|| bake(args, &mut reporter, threads))
+}
+
+/// Where the outputs of one bake go.
+struct Plan {
+    scene_path: PathBuf,
+    out_dir: PathBuf,
+    formats: Vec<Format>,
+    report: Option<PathBuf>,
+    first: i32,
+    last: i32,
+}
+
+fn bake(args: &BakeArgs, reporter: &mut Reporter, threads: usize) -> Result<()> {
+    let started = Instant::now();
+    // With no SCENE, the default sample is written to a temporary folder (removed on drop).
+    let (_temp, scene_path) = match &args.scene {
+        Some(p) => (None, p.clone()),
+        None => {
+            let dir = tempfile::tempdir().map_err(|source| CliError::Write {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+            write_sample(DEFAULT_SAMPLE, dir.path(), None)?;
+            let path = dir.path().join("scene.toml");
+            (Some(dir), path)
+        }
+    };
+    let presets = material_presets();
+    let mut scene =
+        load_scene(&scene_path, &presets).map_err(|e| CliError::Input(e.to_string()))?;
+    let plan = plan(args, &scene, scene_path)?;
+
+    let descs = garment_descs(&scene)?;
+    let mut sim = Simulation::new(descs, sim_settings(&scene))
+        .map_err(|e| CliError::Input(format!("{}: {e}", plan.scene_path.display())))?;
+
+    let names: Vec<String> = scene.garments.iter().map(|g| g.spec.name.clone()).collect();
+    let total = (plan.last - plan.first + 1) as usize;
+    let timing = CacheTiming {
+        frame_start: plan.first,
+        num_frames: total,
+        fps: scene.clock.fps,
+    };
+    let mut writers = Vec::with_capacity(scene.garments.len());
+    for g in &scene.garments {
+        let w = GarmentCacheWriter::create(
+            &plan.out_dir,
+            &g.spec.name,
+            &plan.formats,
+            g.num_source_vertices(),
+            &g.source_faces,
+            timing,
+        )
+        .map_err(|e| CliError::Output(e.to_string()))?;
+        writers.push(w);
+    }
+
+    let mut report = BakeReport {
+        clothbake_version: env!("CARGO_PKG_VERSION"),
+        scene: match &args.scene {
+            Some(p) => p.display().to_string(),
+            None => format!("{DEFAULT_SAMPLE} (built-in sample)"),
+        },
+        fps: scene.clock.fps,
+        frame_start: plan.first,
+        frame_end: plan.last,
+        threads,
+        garments: scene
+            .garments
+            .iter()
+            .zip(&sim.model().garments)
+            .map(|(g, r)| GarmentRecord {
+                name: g.spec.name.clone(),
+                vertices: g.num_source_vertices(),
+                simulated_vertices: r.vertices.len(),
+                triangles: r.triangles.len(),
+                pinned: g.pins.vertices.len(),
+            })
+            .collect(),
+        colliders: scene.colliders.names().to_vec(),
+        frames: Vec::with_capacity(total),
+        total_seconds: 0.0,
+    };
+    let report_colliders = scene.file.output.report_colliders;
+    let space = scene.file.output.space;
+    let up = scene.file.output.up;
+
+    reporter.start(&report.scene, plan.first, plan.last, &names, threads);
+    let dt = 1.0 / scene.clock.fps;
+    let mut pins = PinTargetBuffers::new(&scene);
+    let mut shapes_start: Vec<Shape> = Vec::new();
+    let mut shapes_end: Vec<Shape> = Vec::new();
+    let mut solver_shapes: Vec<ColliderShape> = Vec::new();
+    let mut moving: Vec<MovingCollider> = Vec::new();
+    let mut cache_frame: Vec<Vec3> = Vec::new();
+    scene
+        .colliders
+        .shapes_at(scene.frame_start as f32, &mut shapes_start);
+    let bake_started = Instant::now();
+    let mut done = 0usize;
+    for frame in scene.frame_start..=plan.last {
+        let frame_started = Instant::now();
+        let stats = if frame > scene.frame_start {
+            scene.colliders.shapes_at(frame as f32, &mut shapes_end);
+            moving.clear();
+            moving.extend(
+                shapes_start
+                    .iter()
+                    .zip(&shapes_end)
+                    .map(|(a, b)| MovingCollider {
+                        start: collider_shape(a),
+                        end: collider_shape(b),
+                    }),
+            );
+            let targets = pins.at(&scene, frame as f32);
+            let r = sim
+                .step_frame(dt, &moving, &targets)
+                .map_err(|e| CliError::Simulation(format!("frame {frame}: {e}")))?;
+            std::mem::swap(&mut shapes_start, &mut shapes_end);
+            Some(r)
+        } else {
+            None
+        };
+        if frame < plan.first {
+            continue; // pre-roll: simulated from the scene's rest frame, not written
+        }
+        for (g, (garment, writer)) in scene.garments.iter().zip(writers.iter_mut()).enumerate() {
+            garment.output_frame(sim.garment_positions(g), frame, space, up, &mut cache_frame);
+            writer
+                .write_frame(&cache_frame)
+                .map_err(|e| CliError::Output(e.to_string()))?;
+        }
+        // Measured on the simulated positions against the end-of-frame collider shapes.
+        solver_shapes.clear();
+        solver_shapes.extend(shapes_start.iter().map(collider_shape));
+        let x = &sim.state().x;
+        let min_distance = min_collider_distance(x, &solver_shapes);
+        let self_intersections = count_intersections(x, &sim.model().triangles);
+        done += 1;
+        let seconds = frame_started.elapsed().as_secs_f64();
+        let elapsed = bake_started.elapsed().as_secs_f64();
+        let eta = elapsed / done as f64 * (total - done) as f64;
+        let rec = FrameRecord {
+            frame,
+            seconds,
+            substeps: stats.map_or(0, |s| s.substeps),
+            rejected_substeps: stats.map_or(0, |s| s.rejected_substeps),
+            cg_iterations: stats.map_or(0, |s| s.cg_iterations),
+            cg_failures: stats.map_or(0, |s| s.cg_failures),
+            max_strain: stats.map_or(0.0, |s| s.max_strain),
+            contacts: stats.map_or(0, |s| s.contacts),
+            min_distance,
+            self_intersections: Some(self_intersections),
+            colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
+        };
+        if rec.cg_failures > 0 {
+            reporter.warning(
+                &format!(
+                    "the linear solve did not converge in {} substep(s)",
+                    rec.cg_failures
+                ),
+                Some(frame),
+            );
+        }
+        reporter.frame(
+            &FrameEvent {
+                frame,
+                done,
+                total,
+                substeps: rec.substeps,
+                cg_iterations: rec.cg_iterations,
+                max_strain: rec.max_strain,
+                contacts: rec.contacts,
+                min_distance: rec.min_distance,
+                self_intersections: rec.self_intersections,
+                seconds,
+                eta_seconds: eta,
+            },
+            plan.last,
+        );
+        report.frames.push(rec);
+    }
+
+    let mut outputs = Vec::new();
+    for w in writers {
+        let paths = w.finish().map_err(|e| CliError::Output(e.to_string()))?;
+        outputs.extend(paths.iter().map(|p| p.display().to_string()));
+    }
+    report.total_seconds = started.elapsed().as_secs_f64();
+    let report_path = match &plan.report {
+        Some(path) => {
+            if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                crate::fs_util::create_dir(parent)?;
+            }
+            report.write(path)?;
+            Some(path.display().to_string())
+        }
+        None => None,
+    };
+    reporter.done(
+        &outputs,
+        report_path.as_deref(),
+        report.total_seconds,
+        total,
+    );
+    Ok(())
+}
+
+/// Output folder, formats, report path and frame range from the scene and the command line.
+fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: PathBuf) -> Result<Plan> {
+    let default_bake = args.scene.is_none();
+    let out_dir = match (&args.output, default_bake) {
+        (Some(dir), _) => dir.clone(),
+        (None, true) => PathBuf::from(DEFAULT_OUTPUT),
+        (None, false) => scene.file.output.dir.clone(),
+    };
+    let formats = match &args.format {
+        Some(list) => {
+            let mut f: Vec<Format> = Vec::new();
+            for a in list {
+                let x = match a {
+                    FormatArg::Pc2 => Format::Pc2,
+                    FormatArg::Mdd => Format::Mdd,
+                    FormatArg::Obj => Format::Obj,
+                };
+                if !f.contains(&x) {
+                    f.push(x);
+                }
+            }
+            f
+        }
+        None => scene.file.output.formats.clone(),
+    };
+    // --report wins; with -o (or the default bake) the scene's report moves into the output folder.
+    let report = match (&args.report, &scene.file.output.report) {
+        (Some(r), _) => Some(r.clone()),
+        (None, Some(r)) if args.output.is_some() || default_bake => Some(
+            out_dir.join(
+                r.file_name()
+                    .unwrap_or(Path::new("report.json").as_os_str()),
+            ),
+        ),
+        (None, r) => r.clone(),
+    };
+    let (first, last) = match args.frames {
+        Some(r) => (r.start, r.end),
+        None => (scene.frame_start, scene.frame_end),
+    };
+    if first < scene.frame_start {
+        return Err(CliError::Input(format!(
+            "--frames {first}..{last}: starts before the scene's frame_start {} (the rest state) in {}",
+            scene.frame_start,
+            scene_path.display()
+        )));
+    }
+    Ok(Plan {
+        scene_path,
+        out_dir,
+        formats,
+        report,
+        first,
+        last,
+    })
+}
+
+/// Smallest signed distance (m) from any vertex to any collider surface; None without colliders.
+fn min_collider_distance(x: &[Vec3], shapes: &[ColliderShape]) -> Option<f32> {
+    if shapes.is_empty() || x.is_empty() {
+        return None;
+    }
+    let mut best = f32::INFINITY;
+    for s in shapes {
+        for p in x {
+            best = best.min(s.distance(*p).0);
+        }
+    }
+    Some(best)
 }

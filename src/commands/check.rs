@@ -1,9 +1,72 @@
-//! `clothbake check` (wiring to clothbake-io / clothbake-solver in progress).
+//! `clothbake check SCENE`: load and validate a scene and everything it references (meshes,
+//! characters, proxies, materials, pins, the solver model and the colliders at every frame) without
+//! baking or writing anything.
 
+use clothbake_io::load_scene;
+use clothbake_solver::{MovingCollider, Simulation};
+use serde_json::json;
+
+use crate::cli::CheckArgs;
 use crate::error::{CliError, Result};
+use crate::scene_to_solver::{collider_shape, garment_descs, material_presets, sim_settings};
 
-pub fn run(_args: &crate::cli::CheckArgs) -> Result<()> {
-    Err(CliError::Simulation(
-        "`check` is not wired to the solver and io crates yet".into(),
-    ))
+pub fn run(args: &CheckArgs) -> Result<()> {
+    let path = &args.scene;
+    let presets = material_presets();
+    let mut scene = load_scene(path, &presets).map_err(|e| CliError::Input(e.to_string()))?;
+    let descs = garment_descs(&scene)?;
+    let sim = Simulation::new(descs, sim_settings(&scene))
+        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    // Every collider must be a valid shape at every frame of the bake.
+    let mut shapes = Vec::new();
+    for frame in scene.frame_start..=scene.frame_end {
+        scene.colliders.shapes_at(frame as f32, &mut shapes);
+        for (k, s) in shapes.iter().enumerate() {
+            let c = collider_shape(s);
+            let moving = MovingCollider { start: c, end: c };
+            moving.validate(k).map_err(|e| {
+                CliError::Input(format!(
+                    "{}: {} at frame {frame}: {e}",
+                    path.display(),
+                    scene.colliders.names()[k]
+                ))
+            })?;
+        }
+    }
+    let garments: Vec<_> = scene
+        .garments
+        .iter()
+        .zip(&sim.model().garments)
+        .map(|(g, r)| {
+            json!({"name": g.spec.name, "vertices": g.num_source_vertices(),
+                   "simulated_vertices": r.vertices.len(), "triangles": r.triangles.len(),
+                   "pinned": g.pins.vertices.len()})
+        })
+        .collect();
+    if args.json {
+        let ev = json!({"event": "check", "ok": true, "scene": path.display().to_string(),
+            "frame_start": scene.frame_start, "frame_end": scene.frame_end,
+            "garments": garments, "colliders": scene.colliders.names()});
+        println!("{ev}");
+    } else {
+        println!(
+            "{}: ok: frames {}..{} at {} fps, {} collider(s)",
+            path.display(),
+            scene.frame_start,
+            scene.frame_end,
+            scene.clock.fps,
+            scene.colliders.len()
+        );
+        for g in &garments {
+            println!(
+                "  garment {}: {} vertices ({} simulated), {} triangles, {} pinned",
+                g["name"].as_str().unwrap_or(""),
+                g["vertices"],
+                g["simulated_vertices"],
+                g["triangles"],
+                g["pinned"]
+            );
+        }
+    }
+    Ok(())
 }

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use clothbake_solver::Material;
+
 use crate::cli::SampleArgs;
 use crate::error::{CliError, Result};
 use crate::fs_util::{create_dir, write_atomic};
@@ -61,5 +63,27 @@ fn print_list() {
             .map(|r| format!(" [resolution {r}]"))
             .unwrap_or_default();
         println!("  {:<16} {}{res}", s.name, s.description);
+    }
+    println!();
+    println!("material presets (garment `material`; any field can be overridden in the scene):");
+    println!(
+        "  {:<10} {:>8} {:>15} {:>8} {:>9} {:>8} {:>8}",
+        "name", "density", "stretch", "shear", "bend", "damp_s", "damp_b"
+    );
+    println!(
+        "  {:<10} {:>8} {:>15} {:>8} {:>9} {:>8} {:>8}",
+        "", "kg/m2", "N/m (warp,weft)", "N/m", "N*m", "s", "s"
+    );
+    for (name, m) in Material::presets() {
+        println!(
+            "  {:<10} {:>8} {:>15} {:>8} {:>9.1e} {:>8} {:>8}",
+            name,
+            m.density,
+            format!("{},{}", m.stretch[0], m.stretch[1]),
+            m.shear,
+            m.bend,
+            m.stretch_damping,
+            m.bend_damping
+        );
     }
 }

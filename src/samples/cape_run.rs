@@ -35,6 +35,10 @@ frame_end = 48
 substeps = 6
 time_offset = -0.041666668  # frame 1 is animation time 0 (the bind pose)
 
+[wind]                  # still air: drag against the cape's own motion makes it trail
+velocity = [0.0, 0.0, 0.0]
+drag = 1.0
+
 [output]
 dir = \"clothbake-out\"
 formats = [\"pc2\"]

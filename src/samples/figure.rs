@@ -45,30 +45,49 @@ fn smoothstep(x: f32) -> f32 {
     x * x * (3.0 - 2.0 * x)
 }
 
-/// Adds a marked capsule proxy node under `parent`: endpoints `a`, `b` in the parent's space.
+/// Adds a marked capsule proxy node under `parent`: from `origin` (in the parent's space) along
+/// `dir` (a unit axis: the node's +Y is rotated onto it) for `length` m, radii `ra` at the origin and
+/// `rb` at the far end. clothbake-io's convention: a mesh-less node with extras
+/// `{"clothbake": {"collider": "capsule", "length", "radius_a", "radius_b"}}` is a capsule from
+/// the node's origin along its +Y.
+#[allow(clippy::too_many_arguments)]
 fn capsule(
     g: &mut GltfBuilder,
     parent: usize,
     name: &str,
-    a: [f32; 3],
-    b: [f32; 3],
+    origin: [f32; 3],
+    dir: Axis,
+    length: f32,
     ra: f32,
     rb: f32,
 ) {
+    let rotation = match dir {
+        Axis::Up => [0.0, 0.0, 0.0, 1.0],
+        Axis::Down => quat([1.0, 0.0, 0.0], std::f32::consts::PI),
+        Axis::Right => quat([0.0, 0.0, 1.0], -std::f32::consts::FRAC_PI_2),
+    };
     g.node(
         Some(parent),
-        json!({"name": format!("CB_CAPSULE_{name}"),
-               "extras": {"clothbake": {"collider": "capsule", "a": a, "b": b,
+        json!({"name": format!("CB_CAPSULE_{name}"), "translation": origin, "rotation": rotation,
+               "extras": {"clothbake": {"collider": "capsule", "length": length,
                                         "radius_a": ra, "radius_b": rb}}}),
     );
 }
 
-/// Adds a marked sphere proxy node under `parent`.
+/// Directions a capsule proxy can point in its parent's space.
+#[derive(Clone, Copy)]
+enum Axis {
+    Up,
+    Down,
+    Right,
+}
+
+/// Adds a marked sphere proxy node under `parent` (a sphere of `radius` at the node's origin).
 fn sphere(g: &mut GltfBuilder, parent: usize, name: &str, center: [f32; 3], radius: f32) {
     g.node(
         Some(parent),
-        json!({"name": format!("CB_SPHERE_{name}"),
-               "extras": {"clothbake": {"collider": "sphere", "center": center, "radius": radius}}}),
+        json!({"name": format!("CB_SPHERE_{name}"), "translation": center,
+               "extras": {"clothbake": {"collider": "sphere", "radius": radius}}}),
     );
 }
 
@@ -103,12 +122,14 @@ pub fn figure_glb(gait: &Gait, attach: Attach, garment_name: &str, garment: &Mes
 
     // Body proxies (tapered capsules follow the NvCloth convention).
     sphere(&mut g, hips, "pelvis", [0.0, 0.0, 0.0], 0.13);
+    let up = CHEST_OFFSET + 0.05;
     capsule(
         &mut g,
         spine,
         "belly",
         [0.0, -0.05, 0.0],
-        [0.0, CHEST_OFFSET, 0.0],
+        Axis::Up,
+        up,
         0.13,
         0.12,
     );
@@ -117,31 +138,17 @@ pub fn figure_glb(gait: &Gait, attach: Attach, garment_name: &str, garment: &Mes
         chest,
         "shoulders",
         [-0.17, 0.1, 0.0],
-        [0.17, 0.1, 0.0],
+        Axis::Right,
+        0.34,
         0.07,
         0.07,
     );
     sphere(&mut g, chest, "head", [0.0, 0.33, 0.0], 0.11);
     for (i, &(thigh, shin)) in legs.iter().enumerate() {
         let side = ["L", "R"][i];
-        capsule(
-            &mut g,
-            thigh,
-            &format!("thigh_{side}"),
-            [0.0; 3],
-            [0.0, -THIGH, 0.0],
-            0.075,
-            0.05,
-        );
-        capsule(
-            &mut g,
-            shin,
-            &format!("shin_{side}"),
-            [0.0; 3],
-            [0.0, -SHIN, 0.0],
-            0.05,
-            0.035,
-        );
+        let (t, s) = (format!("thigh_{side}"), format!("shin_{side}"));
+        capsule(&mut g, thigh, &t, [0.0; 3], Axis::Down, THIGH, 0.075, 0.05);
+        capsule(&mut g, shin, &s, [0.0; 3], Axis::Down, SHIN, 0.05, 0.035);
     }
 
     let mesh = g.mesh(garment_name, &garment.positions, &garment.triangles, None);

@@ -72,7 +72,7 @@ pub const SAMPLES: &[Sample] = &[
     Sample {
         name: "self-fold",
         description:
-            "a tilted sheet falls, lands on its edge and folds onto itself (self-collision)",
+            "a sheet drops onto its lower edge and piles up in folds on itself (self-collision)",
         default_resolution: Some(20),
         generate: self_fold::files,
     },

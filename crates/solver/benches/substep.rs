@@ -30,6 +30,29 @@ fn sphere() -> MovingCollider {
 /// A simulation stepping exactly one substep (h = 1/120 s) per `step_frame`, pre-rolled so the sheet
 /// hangs (free) or lies on the sphere.
 fn setup(n: usize, case: Case) -> (Simulation, Vec<MovingCollider>) {
+    setup_with(n, case, if n >= 256 { 10 } else { 30 })
+}
+
+/// Process CPU time (s, all threads) from /proc/self/stat (utime + stime, 100 Hz ticks); 0 where
+/// unavailable. The machine running the benchmarks is shared, so CPU time is printed next to wall.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    let tick = |k: usize| {
+        fields
+            .get(k)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    (tick(11) + tick(12)) / 100.0
+}
+
+fn setup_with(n: usize, case: Case, preroll: usize) -> (Simulation, Vec<MovingCollider>) {
     let mut g = sheet("sheet", n, 1.0, 0.32);
     let colliders = match case {
         Case::Free => {
@@ -53,8 +76,8 @@ fn setup(n: usize, case: Case) -> (Simulation, Vec<MovingCollider>) {
         ..Default::default()
     };
     let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
-    // Pre-roll 0.25 s: hanging / in contact.
-    for _ in 0..30 {
+    // Pre-roll (30 substeps = 0.25 s): hanging / in contact.
+    for _ in 0..preroll {
         sim.step_frame(1.0 / (FPS * SUBSTEPS as f32), &colliders, &[])
             .expect("pre-roll");
     }
@@ -83,7 +106,7 @@ fn table() {
             } else {
                 30
             };
-            let (mut iterations, start) = (0u64, Instant::now());
+            let (mut iterations, start, cpu) = (0u64, Instant::now(), cpu_seconds());
             for _ in 0..steps {
                 let r = sim
                     .step_frame(1.0 / (FPS * SUBSTEPS as f32), &colliders, &[])
@@ -91,46 +114,52 @@ fn table() {
                 iterations += r.cg_iterations as u64;
             }
             let secs = start.elapsed().as_secs_f64();
+            let cpu = cpu_seconds() - cpu;
             let verts = (n * n) as f64;
             println!(
-                "{:>6} {:>7} {:>9} {:>12.1} {:>10.3} {:>9.1}",
+                "{:>6} {:>7} {:>9} {:>12.1} {:>10.3} {:>12.3} {:>9.1}",
                 format!("{n}²"),
                 if case == Case::Free { "free" } else { "sphere" },
                 n * n,
                 secs * 1e9 / (verts * steps as f64),
                 secs * 1e3 / steps as f64,
+                cpu * 1e3 / steps as f64,
                 iterations as f64 / steps as f64
             );
         }
     }
-    // Blender-comparable: 64×64 sheet falling on a sphere, 24 fps, 5 substeps per frame, 2 s.
-    let g = sheet("sheet", 64, 1.0, 0.5);
-    let mut sim = Simulation::new(
-        vec![g],
-        SimSettings {
+    // Blender-comparable: 64×64 sheet falling on a sphere, 24 fps, 5 substeps per frame, 1 s, at
+    // the default CG tolerance and two looser ones.
+    for tolerance in [1e-4, 1e-3, 1e-2] {
+        let g = sheet("sheet", 64, 1.0, 0.5);
+        let settings = SimSettings {
             substeps: SUBSTEPS,
+            cg_tolerance: tolerance,
             ..Default::default()
-        },
-    )
-    .expect("valid sheet");
-    let colliders = [sphere()];
-    let frames = 48;
-    let (mut iterations, mut substeps, mut rejected) = (0u64, 0u32, 0u32);
-    let start = Instant::now();
-    for _ in 0..frames {
-        let r = sim.step_frame(1.0 / FPS, &colliders, &[]).expect("frame");
-        iterations += r.cg_iterations as u64;
-        substeps += r.substeps;
-        rejected += r.rejected_substeps;
+        };
+        let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
+        let colliders = [sphere()];
+        let frames = 24;
+        let (mut iterations, mut substeps, mut rejected) = (0u64, 0u32, 0u32);
+        let (start, cpu) = (Instant::now(), cpu_seconds());
+        for _ in 0..frames {
+            let r = sim.step_frame(1.0 / FPS, &colliders, &[]).expect("frame");
+            iterations += r.cg_iterations as u64;
+            substeps += r.substeps;
+            rejected += r.rejected_substeps;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu;
+        println!(
+            "64×64 on a sphere, {SUBSTEPS} substeps/frame, CG tol {tolerance:.0e}, {frames} frames: {:.1} ms/frame wall, {:.1} ms/frame CPU, {:.1} CG it/substep, {} substeps ({} rejected)",
+            secs * 1e3 / frames as f64,
+            cpu * 1e3 / frames as f64,
+            iterations as f64 / substeps as f64,
+            substeps,
+            rejected
+        );
     }
-    let secs = start.elapsed().as_secs_f64();
-    println!(
-        "\n64×64 sheet falling on a sphere, {SUBSTEPS} substeps/frame, {frames} frames: {:.2} ms/frame, {:.1} CG it/substep, {} substeps ({} rejected)\n",
-        secs * 1e3 / frames as f64,
-        iterations as f64 / substeps as f64,
-        substeps,
-        rejected
-    );
+    println!();
 }
 
 fn bench(c: &mut Criterion) {

@@ -1,21 +1,19 @@
 //! Per-substep velocity constraints and implicit per-vertex terms of the backward-Euler system
 //! (Baraff & Witkin §5): hard pins and collider contacts become MPCG filters (S, z) with BW's
-//! position alteration y (§5.3: Δx = h(v0 + Δv) + y); goal springs and kinetic friction are added
-//! implicitly to the diagonal. Contact friction and release follow the constraint force recovered from
-//! the solve residual (BW §5.2: the force a constraint applies is the part of A·Δv − b the filter
-//! removed).
+//! position alteration y (§5.3: Δx = h(v0 + Δv) + y); goal springs are added implicitly to the
+//! diagonal. Contact friction and release follow the constraint force recovered from the solve
+//! residual (BW §5.2: the force a constraint applies is the part of A·Δv − b the filter removed):
+//! sticking contacts are ndof 0 while |f_t| <= μs·f_n; sliding ones lose at most μk·f_n·h/m of
+//! tangential velocity after the solve (Coulomb friction as a bounded velocity change, Bridson,
+//! Fedkiw & Anderson 2002 §7.2), so friction never reverses the slip.
 
+use crate::collide::ccd::{CONTACT_TOLERANCE_ABS, CONTACT_TOLERANCE_REL};
 use crate::collide::VertexContact;
-use crate::linalg::mpcg::outer;
 use crate::linalg::{BlockMatrix, Filter};
 use crate::model::Model;
 use glam::{Mat3, Vec3};
 use rayon::prelude::*;
 
-/// Tangential slip speed (m/s) below which a sliding contact sticks (static friction takes over).
-pub const STICK_SPEED: f32 = 2e-3;
-/// Smallest slip speed (m/s) used to linearise kinetic friction as damping (avoids 1/0).
-const MIN_SLIP: f32 = 1e-4;
 /// A contact released because its force turned attractive is re-grabbed only deeper than this
 /// fraction of the thickness.
 const REGRAB_FRACTION: f32 = 0.5;
@@ -25,7 +23,7 @@ const REGRAB_FRACTION: f32 = 0.5;
 pub enum FrictionMode {
     #[default]
     None,
-    /// Kinetic friction μk·f_n against the slip (implicit damping), normal dof constrained.
+    /// Normal dof constrained; kinetic friction μk·f_n against the slip after the solve.
     Slide,
     /// Static friction: all three dofs follow the surface (ndof 0).
     Stick,
@@ -35,8 +33,6 @@ pub enum FrictionMode {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 struct ContactMemory {
     mode: FrictionMode,
-    /// Normal constraint force (N), > 0 pushing out.
-    normal_force: f32,
     /// The normal force was attractive: release the contact.
     released: bool,
 }
@@ -48,6 +44,10 @@ pub struct ActiveContact {
     pub normal: Vec3,
     pub surface_velocity: Vec3,
     pub mode: FrictionMode,
+    /// Constraint force (N) recovered after the solve.
+    pub force: Vec3,
+    /// Friction mode for the next substep, decided after the solve.
+    pub next_mode: FrictionMode,
 }
 
 /// Filters, prescribed velocity changes, position alterations and extra implicit terms of one substep.
@@ -118,7 +118,8 @@ impl Constraints {
 
     /// Turns the detector's contacts (sorted by vertex) into constraints. Per vertex the deepest
     /// contact is used. Vertices already fixed (hard pins) are skipped. A new contact is constrained
-    /// when its predicted end-of-substep distance is inside the thickness; a contact held in the
+    /// when its predicted end-of-substep distance is inside the thickness (plus the detector's
+    /// contact tolerance, so a vertex resting exactly at the thickness stays constrained); a contact held in the
     /// previous substep stays while its force pushes out, and is released once it turned attractive.
     /// Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
     /// Sticking vertices (static friction) get ndof 0 following the surface; sliding ones ndof 2 with
@@ -152,7 +153,8 @@ impl Constraints {
             let active = if held && mem.released {
                 c.distance < REGRAB_FRACTION * thickness
             } else {
-                held || c.distance < thickness
+                held || c.distance
+                    < thickness * (1.0 + CONTACT_TOLERANCE_REL) + CONTACT_TOLERANCE_ABS
             };
             if !active {
                 continue;
@@ -181,14 +183,6 @@ impl Constraints {
                 _ => {
                     self.filter[i] = Filter::Plane(n);
                     self.z[i] = n * (vs - v0[i]).dot(n);
-                    let slip = (v0[i] - vs) - n * (v0[i] - vs).dot(n);
-                    let c_damp =
-                        fr.kinetic * mem.normal_force.max(0.0) / slip.length().max(MIN_SLIP);
-                    if c_damp > 0.0 {
-                        let pt = Mat3::IDENTITY - outer(n, n);
-                        self.diag[i] += pt * (h * c_damp);
-                        self.rhs[i] -= h * c_damp * slip;
-                    }
                 }
             }
             self.active.push(ActiveContact {
@@ -196,46 +190,69 @@ impl Constraints {
                 normal: n,
                 surface_velocity: vs,
                 mode,
+                force: Vec3::ZERO,
+                next_mode: mode,
             });
         }
     }
 
-    /// After the solve: recovers each active contact's constraint force f_c = (A·Δv − b)/h (N) and
-    /// decides the next substep's friction mode: stick while |f_t| <= μs·f_n, slide otherwise; a
-    /// sliding vertex whose slip fell below [`STICK_SPEED`] sticks; an attractive normal force
-    /// releases the contact. Vertices not in contact forget their history.
-    pub fn after_solve(
+    /// After the solve: recovers each active contact's constraint force f_c = (A·Δv − b)/h (N),
+    /// applies kinetic friction to sliding vertices (the slip relative to the surface shrinks by at
+    /// most μk·f_n·h/m, moving x1 with it) and decides the next friction mode: a sticking vertex
+    /// slides once |f_t| > μs·f_n; a sliding vertex that friction stopped sticks.
+    #[allow(clippy::too_many_arguments)]
+    pub fn apply_friction(
         &mut self,
         model: &Model,
         a: &BlockMatrix,
         b: &[Vec3],
         dv: &[Vec3],
-        v1: &[Vec3],
         h: f32,
+        x1: &mut [Vec3],
+        v1: &mut [Vec3],
     ) {
+        for c in self.active.iter_mut() {
+            let i = c.vertex as usize;
+            let f = (a.row_mul(i, dv) - b[i]) / h;
+            c.force = f;
+            let f_n = f.dot(c.normal);
+            let fr = model.friction[i];
+            c.next_mode = match c.mode {
+                FrictionMode::Stick if (f - c.normal * f_n).length() > fr.static_ * f_n => {
+                    FrictionMode::Slide
+                }
+                m => m,
+            };
+            if c.mode == FrictionMode::Slide && f_n > 0.0 && model.mass[i] > 0.0 {
+                let rel = v1[i] - c.surface_velocity;
+                let slip = rel - c.normal * rel.dot(c.normal);
+                let speed = slip.length();
+                let max_dv = fr.kinetic * f_n * h / model.mass[i];
+                let dv_t = if speed <= max_dv {
+                    if fr.static_ > 0.0 {
+                        c.next_mode = FrictionMode::Stick;
+                    }
+                    -slip
+                } else {
+                    -slip * (max_dv / speed)
+                };
+                v1[i] += dv_t;
+                x1[i] += h * dv_t;
+            }
+        }
+    }
+
+    /// Commits an accepted substep: the contacts' forces and next modes become the memory used by
+    /// the next substep (an attractive normal force releases the contact); vertices not in contact
+    /// forget their history.
+    pub fn commit(&mut self) {
         for m in self.next_memory.iter_mut() {
             *m = ContactMemory::default();
         }
         for c in &self.active {
-            let i = c.vertex as usize;
-            let f = (a.row_mul(i, dv) - b[i]) / h;
-            let f_n = f.dot(c.normal);
-            let f_t = (f - c.normal * f_n).length();
-            let fr = model.friction[i];
-            let slip = {
-                let r = v1[i] - c.surface_velocity;
-                (r - c.normal * r.dot(c.normal)).length()
-            };
-            let mode = match c.mode {
-                FrictionMode::Stick if f_t > fr.static_ * f_n => FrictionMode::Slide,
-                FrictionMode::Slide if slip < STICK_SPEED && fr.static_ > 0.0 => {
-                    FrictionMode::Stick
-                }
-                m => m,
-            };
-            self.next_memory[i] = ContactMemory {
-                mode,
-                normal_force: f_n,
+            let f_n = c.force.dot(c.normal);
+            self.next_memory[c.vertex as usize] = ContactMemory {
+                mode: c.next_mode,
                 released: f_n < 0.0,
             };
         }

@@ -17,6 +17,8 @@ pub struct SelfContact {
     params: Vec<SelfCollisionParams>,
     /// 1/kg, 0 for hard-pinned vertices.
     inv_mass: Vec<f32>,
+    /// `inv_mass` with the substep's body-contact vertices also at 0.
+    inv_mass_step: Vec<f32>,
     v_eff: Vec<Vec3>,
     v_orig: Vec<Vec3>,
 }
@@ -72,14 +74,30 @@ impl SelfContact {
             stage,
             params,
             inv_mass,
+            inv_mass_step: vec![0.0; n],
             v_eff: vec![Vec3::ZERO; n],
             v_orig: vec![Vec3::ZERO; n],
         }))
     }
 
     /// Makes x0 → x1 crossing-free: x1 = x0 + h·v_eff with corrected v_eff, the same correction added
-    /// to `v1`. Returns the number of cloth–cloth contacts and collisions handled.
-    pub fn apply(&mut self, x0: &[Vec3], x1: &mut [Vec3], v1: &mut [Vec3], h: f32) -> u32 {
+    /// to `v1`. Vertices with `held[i]` (held by a collider this substep) are treated as immovable,
+    /// so cloth–cloth impulses never push them into a body.
+    /// Returns the number of cloth–cloth contacts and collisions handled.
+    pub fn apply(
+        &mut self,
+        x0: &[Vec3],
+        x1: &mut [Vec3],
+        v1: &mut [Vec3],
+        h: f32,
+        held: &[bool],
+    ) -> u32 {
+        self.inv_mass_step.copy_from_slice(&self.inv_mass);
+        for (w, &held) in self.inv_mass_step.iter_mut().zip(held) {
+            if held {
+                *w = 0.0;
+            }
+        }
         for i in 0..x0.len() {
             self.v_eff[i] = (x1[i] - x0[i]) / h;
             self.v_orig[i] = self.v_eff[i];

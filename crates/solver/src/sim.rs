@@ -19,6 +19,10 @@ use std::time::Instant;
 /// A substep is rejected when the largest triangle strain grows by more than this (absolute,
 /// dimensionless) within it (BW §6: "strain changes by more than 10% in one step").
 pub const STRAIN_JUMP: f32 = 0.1;
+/// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
+const REPORT_WITHIN: f32 = 0.05;
+/// Upper bound of [`SimSettings::max_halvings`] (substeps down to 2⁻²⁰ of the nominal size).
+pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
 
@@ -72,6 +76,9 @@ impl SimSettings {
         if !(self.cg_tolerance.is_finite() && self.cg_tolerance > 0.0) {
             return bad("cg_tolerance", self.cg_tolerance as f64, "finite and > 0");
         }
+        if self.max_halvings > MAX_HALVINGS {
+            return bad("max_halvings", self.max_halvings as f64, "<= 20");
+        }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");
         }
@@ -107,6 +114,10 @@ pub struct Simulation {
     dv: Vec<Vec3>,
     predicted: Vec<Vec3>,
     self_contact: Option<SelfContact>,
+    /// Per vertex: held by a collider this substep (contact or projection).
+    held: Vec<bool>,
+    /// Every substep attempted in the last frame (accepted and rejected), reused between frames.
+    substep_log: Vec<SubstepReport>,
     /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
     h_scale: u32,
     accepted_in_row: u32,
@@ -134,6 +145,8 @@ impl Simulation {
             dv: vec![Vec3::ZERO; n],
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(&model)?,
+            held: vec![false; n],
+            substep_log: Vec::new(),
             h_scale: 0,
             accepted_in_row: 0,
             time: 0.0,
@@ -156,6 +169,12 @@ impl Simulation {
     /// Simulated time (s) since the start.
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// Reports of every substep attempted during the last [`Self::step_frame`] (in order; rejected
+    /// ones have `rejected` set).
+    pub fn substep_reports(&self) -> &[SubstepReport] {
+        &self.substep_log
     }
 
     /// Current positions (m) of garment `g` (empty if out of range).
@@ -193,9 +212,10 @@ impl Simulation {
         }
         self.pins.begin_frame(&self.model, pin_targets)?;
         let mut report = FrameReport::new();
+        self.substep_log.clear();
         let nominal = dt / self.settings.substeps as f32;
         // Frame fractions are integers over a power-of-two grid so substeps land exactly on dt.
-        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings.min(20));
+        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings);
         let full = grid / self.settings.substeps as u64;
         let mut pos: u64 = 0;
         while pos < grid {
@@ -209,6 +229,7 @@ impl Simulation {
                 let mut r = sub;
                 r.rejected = r.rejected.or(Some("non-finite state"));
                 report.reject(&r);
+                self.substep_log.push(r);
                 self.state.copy_from(&self.start);
                 self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
                 self.h_scale += 1;
@@ -226,8 +247,13 @@ impl Simulation {
                     time: self.time,
                 });
             }
-            self.commit_substep(h);
+            self.constraints.commit();
+            // Accepted (possibly at the smallest size, or with adaptive stepping off): a CG failure
+            // stays visible in `cg.converged` and the frame's `cg_failures`.
+            let mut sub = sub;
+            sub.rejected = None;
             report.accept(&sub);
+            self.substep_log.push(sub);
             self.time += h as f64;
             pos += step;
             self.accepted_in_row += 1;
@@ -246,18 +272,6 @@ impl Simulation {
             .par_iter()
             .zip(self.state.v.par_iter())
             .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
-    }
-
-    /// Contact memory is committed only for accepted substeps.
-    fn commit_substep(&mut self, h: f32) {
-        self.constraints.after_solve(
-            &self.model,
-            &self.assembly.matrix,
-            &self.assembly.b,
-            &self.dv,
-            &self.state.v,
-            h,
-        );
     }
 
     /// One backward-Euler Newton step of length `h` from frame fraction `s0` to `s1`. On return
@@ -378,14 +392,38 @@ impl Simulation {
             });
         lap(&mut times.other);
 
+        self.constraints.apply_friction(
+            &self.model,
+            &self.assembly.matrix,
+            &self.assembly.b,
+            &self.dv,
+            h,
+            &mut self.state.x,
+            &mut self.state.v,
+        );
+        // Body projection first, then cloth–cloth collision with every vertex the bodies hold
+        // (contacts and projected vertices) immovable, so nothing is pushed back through cloth.
+        let mut min_distance = self.project_out_of_colliders(h)?;
+        lap(&mut times.collide);
         let self_contacts = match &mut self.self_contact {
-            Some(sc) => sc.apply(&self.start.x, &mut self.state.x, &mut self.state.v, h),
+            Some(sc) => {
+                for c in &self.constraints.active {
+                    self.held[c.vertex as usize] = true;
+                }
+                let n = sc.apply(
+                    &self.start.x,
+                    &mut self.state.x,
+                    &mut self.state.v,
+                    h,
+                    &self.held,
+                );
+                lap(&mut times.self_collide);
+                min_distance = self.min_collider_distance();
+                lap(&mut times.collide);
+                n
+            }
             None => 0,
         };
-        lap(&mut times.self_collide);
-
-        let min_distance = self.project_out_of_colliders(h);
-        lap(&mut times.collide);
 
         let x1 = &self.state.x;
         let model = &self.model;
@@ -420,42 +458,50 @@ impl Simulation {
         })
     }
 
-    /// Post-solve projection (Kang-style correction): any free vertex closer than its thickness to a
-    /// collider's end-of-substep surface is moved out to the thickness and loses its inward velocity
-    /// relative to the surface (normal surface velocity from the change of signed distance over the
-    /// substep). Returns the smallest distance left (m).
-    fn project_out_of_colliders(&mut self, h: f32) -> f32 {
+    /// Post-solve projection (Kang-style correction, [`ContactDetector::project_out`]): any free
+    /// vertex closer than its thickness to a collider's end-of-substep surface is moved out to the
+    /// thickness (on its entry side if it tunnelled) and loses its inward velocity relative to the
+    /// surface. Marks moved vertices in `held`. Returns the smallest distance left (m) among vertices
+    /// within 5 cm of a collider (+inf if none).
+    fn project_out_of_colliders(&mut self, h: f32) -> Result<f32, SimError> {
+        self.held.par_iter_mut().for_each(|m| *m = false);
         if self.sub_colliders.is_empty() {
-            return f32::INFINITY;
+            return Ok(f32::INFINITY);
         }
-        let (colliders, thickness, pinned) = (
-            &self.sub_colliders,
-            &self.model.thickness,
-            &self.model.hard_pinned,
-        );
+        self.predicted.copy_from_slice(&self.state.x);
+        let min = self
+            .detector
+            .project_out(
+                &self.sub_colliders,
+                h,
+                &self.contacts,
+                &self.model.thickness,
+                &self.model.hard_pinned,
+                REPORT_WITHIN,
+                &mut self.state.x,
+                &mut self.state.v,
+            )
+            .map_err(|e| SimError::Input(e.to_string()))?;
+        let before = &self.predicted;
+        self.held
+            .par_iter_mut()
+            .zip(self.state.x.par_iter())
+            .enumerate()
+            .for_each(|(i, (m, x))| *m = *x != before[i]);
+        Ok(min)
+    }
+
+    /// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
+    fn min_collider_distance(&self) -> f32 {
+        let colliders = &self.sub_colliders;
         self.state
             .x
-            .par_iter_mut()
-            .zip(self.state.v.par_iter_mut())
-            .enumerate()
-            .map(|(i, (x, v))| {
-                let mut min_d = f32::INFINITY;
-                for c in colliders {
-                    let (d, n) = c.end.distance(*x);
-                    if d < thickness[i] && !pinned[i] {
-                        let p = *x + (thickness[i] - d) * n;
-                        let surface_vn = (c.start.distance(p).0 - c.end.distance(p).0) / h;
-                        *x = p;
-                        let vn = v.dot(n);
-                        if vn < surface_vn {
-                            *v += (surface_vn - vn) * n;
-                        }
-                        min_d = min_d.min(thickness[i]);
-                    } else {
-                        min_d = min_d.min(d);
-                    }
-                }
-                min_d
+            .par_iter()
+            .map(|&x| {
+                colliders
+                    .iter()
+                    .map(|c| c.end.distance(x).0)
+                    .fold(f32::INFINITY, f32::min)
             })
             .reduce(|| f32::INFINITY, f32::min)
     }

@@ -30,6 +30,26 @@ fn cg_failure_halves_the_substep_and_size_grows_back() {
     let mut reports = Vec::new();
     for _ in 0..48 {
         reports.push(sim.step_frame(DT, &[], &[]).unwrap());
+        // The per-substep log matches the frame summary and sums to the frame length.
+        let log = sim.substep_reports();
+        let r = reports.last().unwrap();
+        assert_eq!(log.len() as u32, r.substeps + r.rejected_substeps);
+        let accepted: f32 = log
+            .iter()
+            .filter(|s| s.rejected.is_none())
+            .map(|s| s.h)
+            .sum();
+        assert!(
+            (accepted - DT).abs() < 1e-6,
+            "accepted substeps sum to {accepted} s"
+        );
+        assert_eq!(
+            log.iter()
+                .filter(|s| s.rejected.is_none())
+                .map(|s| s.cg.iterations)
+                .sum::<u32>(),
+            r.cg_iterations
+        );
     }
     let rejected: u32 = reports.iter().map(|r| r.rejected_substeps).sum();
     assert!(rejected > 0, "no substep was rejected");
@@ -78,6 +98,37 @@ fn non_adaptive_runs_nominal_substeps() {
     let y = sim.garment_positions(0)[0].y;
     assert!((y - expected).abs() < 1e-5, "y = {y}, expected {expected}");
     assert!((sim.garment_velocities(0)[0] - Vec3::new(0.0, -9.81 * DT, 0.0)).length() < 1e-4);
+}
+
+#[test]
+fn bad_settings_and_empty_scenes() {
+    let g = sheet("sheet", 4, 0.5, 0.0);
+    let bad = SimSettings {
+        max_halvings: 40,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Simulation::new(vec![g.clone()], bad),
+        Err(ModelError::Settings {
+            field: "max_halvings",
+            ..
+        })
+    ));
+    let bad = SimSettings {
+        substeps: 0,
+        ..Default::default()
+    };
+    assert!(matches!(
+        Simulation::new(vec![g], bad),
+        Err(ModelError::Settings {
+            field: "substeps",
+            ..
+        })
+    ));
+    let mut empty = Simulation::new(vec![], SimSettings::default()).unwrap();
+    let r = empty.step_frame(DT, &[], &[]).unwrap();
+    assert_eq!(r.substeps, 5);
+    assert!(empty.garment_positions(0).is_empty());
 }
 
 #[test]

@@ -59,12 +59,8 @@ fn high_friction_holds_the_sheet_on_the_incline() {
     );
 }
 
-/// Fails on the current core (0.0002 m/s² instead of 2.89): kinetic friction is linearised as
-/// implicit damping μk·f_n/max(|slip|, 1e-4 m/s), 52× the vertex mass at zero slip, so a sliding
-/// vertex gains ~1e-5 m/s per substep, drops below STICK_SPEED (2e-3 m/s) and re-sticks; it then
-/// slides again (f_t > μs·f_n) and the cycle repeats. Un-ignore when the core's friction is fixed.
+/// Low friction (μ = 0.05 < tan 20°): the sheet slides down the incline at g(sin θ − μk cos θ).
 #[test]
-#[ignore = "core friction response: stick/slide cycle, see the doc comment"]
 fn low_friction_slides_at_g_sin_minus_mu_cos() {
     let mu = 0.05;
     let theta = THETA_DEG.to_radians();

@@ -22,8 +22,10 @@ fn capsule_at(y: f32) -> ColliderShape {
 
 /// Drives the capsule (axis along z, above the sheet at y = 0) straight down at 5 m/s from
 /// y = 0.1 for `moving_frames` frames, then holds it for `hold_frames`. After every frame: no
-/// vertex within 0.9 × thickness of the capsule, and every vertex right under the axis
-/// (|x| < r/2) still below it (the capsule comes from above: the far side is above its axis).
+/// vertex within 0.9 × thickness of the capsule, and every vertex touching it (within 2 ×
+/// thickness) right under the axis (|x| < r/2) still below it (the capsule comes from above: the
+/// far side is above its axis). Farther vertices are free cloth: the trailing wings of a free sheet
+/// close in behind the moving rod several centimetres above it without tunnelling.
 fn push_through(pinned_edges: bool, moving_frames: usize, hold_frames: usize) -> Vec<Vec3> {
     let mut g = sheet("sheet", N, 0.6, 0.0);
     g.thickness = THICKNESS;
@@ -61,7 +63,7 @@ fn push_through(pinned_edges: bool, moving_frames: usize, hold_frames: usize) ->
                 d >= 0.9 * THICKNESS,
                 "frame {frame}: vertex {i} at {x} is {d} m from the capsule ({report:?})"
             );
-            if x.x.abs() < 0.5 * RADIUS {
+            if x.x.abs() < 0.5 * RADIUS && d < 2.0 * THICKNESS {
                 assert!(
                     x.y < y,
                     "frame {frame}: vertex {i} at {x} is on the far side of the axis y = {y}"

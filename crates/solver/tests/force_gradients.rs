@@ -804,3 +804,108 @@ fn triangle_rest_constructors() {
     assert_eq!(flat.angle, 0.0);
     assert!((flat.weight - 1.0).abs() < 1e-6);
 }
+
+#[test]
+fn warp_axis_is_consistent_across_triangles_even_when_normal_to_the_sheet() {
+    let mut rng = Rng::new(11);
+    // Sheets in the XY plane (warp X lies in it) and in the YZ plane (warp X is its normal).
+    for (plane, warp) in [
+        ([Vec3::X, Vec3::Y], Vec3::X),
+        ([Vec3::Y, Vec3::Z], Vec3::X),
+        ([Vec3::Z, Vec3::X], Vec3::new(0.0, 1.0, 0.05)),
+    ] {
+        // The material warp direction in that plane, measured on a reference triangle.
+        let reference = [Vec3::ZERO, plane[0], plane[1]];
+        let r0 = forces::TriangleRest::from_positions_oriented(reference, warp).expect("rest");
+        let (wu_dir, _) = {
+            // w_u of the identity placement is the unit warp direction in world space.
+            let (a, b) = r0.w(&reference);
+            (a.normalize(), b)
+        };
+        for _ in 0..50 {
+            let pts = [0, 1, 2].map(|_| {
+                let (a, b) = (rng.uniform(-1.0, 1.0) as f32, rng.uniform(-1.0, 1.0) as f32);
+                plane[0] * a + plane[1] * b
+            });
+            let Some(rest) = forces::TriangleRest::from_positions_oriented(pts, warp) else {
+                continue;
+            };
+            if rest.area < 0.05 {
+                continue;
+            }
+            // Stretch the sheet by 10 % along the reference warp direction: every triangle sees
+            // |w_u| = 1.1 and |w_v| = 1, whatever its shape or vertex order.
+            let x = pts.map(|p| p + wu_dir * (0.1 * p.dot(wu_dir)));
+            let (wu, wv) = rest.w(&x);
+            assert!(
+                (wu.length() - 1.1).abs() < 1e-4,
+                "{plane:?}: |w_u| = {}",
+                wu.length()
+            );
+            assert!(
+                (wv.length() - 1.0).abs() < 1e-4,
+                "{plane:?}: |w_v| = {}",
+                wv.length()
+            );
+        }
+    }
+}
+
+/// Bending energy of a right-triangle grid (spacing `h`, alternating diagonals) rolled onto a
+/// cylinder of radius `radius` around the grid's y axis, per unit area of the interior columns.
+fn rolled_grid_bend_energy_density(n: usize, radius: f64) -> f64 {
+    let h = 1.0 / (n - 1) as f64;
+    let id = |i: usize, j: usize| j * n + i;
+    let flat: Vec<DVec3> = (0..n * n)
+        .map(|k| DVec3::new((k % n) as f64 * h, (k / n) as f64 * h, 0.0))
+        .collect();
+    let rolled: Vec<DVec3> = flat
+        .iter()
+        .map(|p| {
+            let phi = p.x / radius;
+            DVec3::new(radius * phi.sin(), p.y, radius * (1.0 - phi.cos()))
+        })
+        .collect();
+    let mut tris = Vec::new();
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            let (a, b, c, d) = (id(i, j), id(i + 1, j), id(i + 1, j + 1), id(i, j + 1));
+            if (i + j) % 2 == 0 {
+                tris.extend([[a, b, c], [a, c, d]]);
+            } else {
+                tris.extend([[a, b, d], [b, c, d]]);
+            }
+        }
+    }
+    // Interior edges: pairs of triangles sharing an edge (quadratic search; small meshes).
+    let bend = 1e-4;
+    let mut energy = 0.0;
+    for (ti, t) in tris.iter().enumerate() {
+        for u in &tris[ti + 1..] {
+            let shared: Vec<usize> = t.iter().copied().filter(|v| u.contains(v)).collect();
+            if shared.len() != 2 {
+                continue;
+            }
+            let opp = |tri: &[usize; 3]| *tri.iter().find(|v| !shared.contains(v)).unwrap();
+            let hinge = [shared[0], shared[1], opp(t), opp(u)];
+            let rest = fd::HingeRest::from_positions(hinge.map(|k| flat[k])).expect("flat hinge");
+            let theta = hinge_angle(&hinge.map(|k| rolled[k]));
+            energy += 0.5 * bend * rest.weight * wrap(theta - rest.angle).powi(2);
+        }
+    }
+    energy / ((n - 2) as f64 * (n - 1) as f64 * h * h)
+}
+
+#[test]
+fn bend_stiffness_is_a_resolution_independent_flexural_rigidity() {
+    // Continuum: ½ B κ² per unit area with κ = 1/R.
+    let (bend, radius) = (1e-4, 0.5);
+    let continuum = 0.5 * bend / (radius * radius);
+    for n in [8, 16, 32] {
+        let e = rolled_grid_bend_energy_density(n, radius);
+        assert!(
+            (e / continuum - 1.0).abs() < 2e-3,
+            "n = {n}: {e} vs {continuum}"
+        );
+    }
+}

@@ -15,15 +15,10 @@ bl_info = {
     "category": "Physics",
 }
 
-if "bpy" in locals():  # reloading the scripts (F3 > Reload Scripts)
-    import importlib
+from . import bake_job, cache_modifier, export, operators, panel, preferences, properties, runner, scene_toml
 
-    for _module in (runner, scene_toml, properties, export, cache_modifier, bake_job, operators, panel, preferences):  # noqa: F821
-        importlib.reload(_module)
-
-import bpy  # noqa: E402,F401
-
-from . import bake_job, cache_modifier, export, operators, panel, preferences, properties, runner, scene_toml  # noqa: E402
+# Submodules scripts may use directly (runner is bpy-free; bake_job drives one bake step by step).
+__all__ = ["bake_job", "cache_modifier", "export", "operators", "panel", "preferences", "properties", "runner", "scene_toml"]
 
 _modules = (preferences, properties, operators, panel)
 

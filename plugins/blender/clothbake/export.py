@@ -116,7 +116,7 @@ def garment_entry(obj: bpy.types.Object, name: str, mesh_file: str) -> dict:
         "transform": _column_major(obj.matrix_world),
         "material": s.material,
         "density": float(s.density) if s.use_density else None,
-        "stretch": [float(s.stretch)] * 2 if s.use_stretch else None,
+        "stretch": [float(x) for x in s.stretch] if s.use_stretch else None,
         "shear": float(s.shear) if s.use_shear else None,
         "bend": float(s.bend) if s.use_bend else None,
         "thickness": float(s.thickness),
@@ -312,7 +312,7 @@ def export_scene(context, bake_dir: str) -> list[tuple[str, str]]:
             "substeps": int(settings.substeps),
             "gravity": gravity,
         },
-        "output": {"dir": CACHE_SUBDIR, "formats": ["pc2"], "space": "local"},
+        "output": {"dir": CACHE_SUBDIR, "formats": ["pc2"], "space": "local", "up": "z"},  # Blender object-local
         "garment": garment_entries,
         "collider": collider_entries or None,
     }

@@ -6,13 +6,17 @@ Pipeline scripts set these directly, e.g. ``ob.clothbake.role = 'GARMENT'``,
 """
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty, PointerProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, PointerProperty, StringProperty
 
 #: Material presets of the binary (`clothbake sample --list`, docs/scene-format.md).
-MATERIAL_PRESETS = ("cotton", "silk", "denim", "leather", "jersey")
+MATERIAL_PRESETS = ("cotton", "silk", "denim", "leather", "jersey", "wool", "polyester")
 
 #: Name of the Mesh Cache modifier the bake adds to each garment.
 MODIFIER_NAME = "ClothBake"
+
+# Blender 4.5 warns about '//' in path properties unless they declare support (an unknown option
+# before 4.5).
+_BLEND_RELATIVE = {"PATH_SUPPORTS_BLEND_RELATIVE"} if bpy.app.version >= (4, 5, 0) else set()
 
 
 class ClothbakeObjectSettings(bpy.types.PropertyGroup):
@@ -27,7 +31,7 @@ class ClothbakeObjectSettings(bpy.types.PropertyGroup):
         default="NONE",
     )
 
-    # -- garment --------------------------------------------------------------------------------
+    # -- garment (override defaults are the cotton preset's values) ------------------------------------
     pin_group: StringProperty(
         name="Pin Group",
         description="Vertex group of pinned vertices: weight 1 holds the vertex at its rest position, "
@@ -46,11 +50,14 @@ class ClothbakeObjectSettings(bpy.types.PropertyGroup):
     use_density: BoolProperty(name="Override Density", default=False)
     density: FloatProperty(name="Density", description="Area density (kg/m²)", default=0.15, min=1e-6, soft_max=2.0, precision=4)
     use_stretch: BoolProperty(name="Override Stretch", default=False)
-    stretch: FloatProperty(name="Stretch", description="Stretch stiffness, warp and weft (N/m)", default=300.0, min=0.0, soft_max=1e5)
+    stretch: FloatVectorProperty(
+        name="Stretch", description="Stretch stiffness along warp (U) and weft (V) (N/m)", size=2, default=(2000.0, 1600.0),
+        min=0.0, soft_max=1e5,
+    )
     use_shear: BoolProperty(name="Override Shear", default=False)
-    shear: FloatProperty(name="Shear", description="Shear stiffness (N/m)", default=30.0, min=0.0, soft_max=1e4)
+    shear: FloatProperty(name="Shear", description="Shear stiffness (N/m)", default=80.0, min=0.0, soft_max=1e4)
     use_bend: BoolProperty(name="Override Bend", default=False)
-    bend: FloatProperty(name="Bend", description="Bending stiffness (N·m)", default=1e-5, min=0.0, soft_max=1e-2, precision=6)
+    bend: FloatProperty(name="Bend", description="Bending stiffness (N·m)", default=1.5e-5, min=0.0, soft_max=1e-2, precision=6)
     thickness: FloatProperty(
         name="Thickness", description="Collision distance kept from body proxies (m)", default=0.005, min=0.0, soft_max=0.1,
         precision=4, unit="LENGTH",
@@ -89,7 +96,7 @@ class ClothbakeSceneSettings(bpy.types.PropertyGroup):
     output_dir: StringProperty(
         name="Output",
         description="Folder for bakes; '//' is relative to the .blend (a temporary folder while it is unsaved)",
-        default="//clothbake_cache", subtype="DIR_PATH",
+        default="//clothbake_cache", subtype="DIR_PATH", options=_BLEND_RELATIVE,
     )
     status: StringProperty(name="Status", description="Outcome of the last bake or free", default="")
 

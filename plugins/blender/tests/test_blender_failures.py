@@ -57,6 +57,8 @@ def test_missing_binary_changes_nothing_and_says_so(tmp_path, monkeypatch):
     before = snapshot(scene)
     with pytest.raises(RuntimeError, match=r"clothbake binary not found: CLOTHBAKE_BIN is '.*no/clothbake', which is not an executable file"):
         bpy.ops.clothbake.bake()
+    with pytest.raises(RuntimeError, match="clothbake binary not found"):
+        bpy.ops.clothbake.bake("INVOKE_DEFAULT")  # the button's path: in background mode it blocks too
     assert_unchanged(before, snapshot(scene))
     assert len(garment.modifiers) == 0
     assert not os.path.exists(tmp_path / "bakes")
@@ -79,7 +81,7 @@ def test_settings_the_binary_rejects_leave_no_trace(tmp_path, monkeypatch):
     monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
     scene, garment = small_scene(tmp_path)
     garment.clothbake.use_stretch = True
-    garment.clothbake.stretch = 0.0
+    garment.clothbake.stretch = (0.0, 1000.0)
     before = snapshot(scene)
     with pytest.raises(RuntimeError, match=r"garment\[0\]\.stretch\[0\].*bad usage or bad input"):
         bpy.ops.clothbake.bake()

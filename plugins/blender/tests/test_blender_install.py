@@ -30,6 +30,7 @@ else:
 addon = bpy.context.preferences.addons[module]
 assert bpy.ops.clothbake.bake.poll() and bpy.ops.clothbake.free.poll()
 assert hasattr(bpy.types.Object, "clothbake") and hasattr(bpy.types.Scene, "clothbake")
+assert bpy.types.Panel.bl_rna_get_subclass_py("PHYSICS_PT_clothbake") is not None
 addon.preferences.binary_path = fake_bin
 os.environ["CLOTHBAKE_BIN"] = "/elsewhere/clothbake"
 pkg = sys.modules[module]

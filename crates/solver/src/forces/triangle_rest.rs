@@ -60,16 +60,20 @@ impl TriangleRest {
     }
 
     /// Isometric flattening with the warp (u) axis along `warp` projected into the triangle's
-    /// plane (falls back to the edge `p[0] → p[1]` when `warp` is nearly normal to it). The weft
-    /// (v) axis is `n × u` with `n` the normal of `(p₀, p₁, p₂)`.
+    /// plane. Where `warp` is within ≈6° of the triangle's normal, the projection of
+    /// `warp.any_orthonormal_vector()` is used instead (the same fallback axis for every triangle of
+    /// that orientation, so anisotropy stays consistent across a sheet); a zero `warp` uses the edge
+    /// `p[0] → p[1]`. The weft (v) axis is `n × u` with `n` the normal of `(p₀, p₁, p₂)`.
     pub fn from_positions_oriented(p: [V3; 3], warp: V3) -> Option<Self> {
         let e1 = p[1] - p[0];
         let e2 = p[2] - p[0];
         let n = e1.cross(e2).try_normalize()?;
-        let mut t = warp - n * warp.dot(n);
-        if t.length_squared() <= 1e-6 * warp.length_squared() || t.length_squared() == 0.0 {
-            t = e1;
-        }
+        let project = |a: V3| a - n * a.dot(n);
+        let t = match warp.try_normalize() {
+            None => e1,
+            Some(w) if project(w).length_squared() > 0.01 => project(w),
+            Some(w) => project(w.any_orthonormal_vector()),
+        };
         let t = t.try_normalize()?;
         let b = n.cross(t);
         Self::from_plane([

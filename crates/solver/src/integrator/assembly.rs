@@ -185,7 +185,7 @@ impl Assembly {
                 for &k in off_g.sources(s) {
                     a -= blocks[k as usize];
                 }
-                *o = a;
+                *o = a.into();
             });
         self.strain.par_iter().copied().reduce(|| 0.0, f32::max)
     }

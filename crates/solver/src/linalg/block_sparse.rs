@@ -2,7 +2,7 @@
 //! CSR with both (i, j) and (j, i) present, so that a row-parallel product is deterministic. The
 //! pattern is built once per topology; values are refilled every substep.
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
 /// Off-diagonal sparsity: row `i` owns slots `row_ptr[i]..row_ptr[i + 1]`, columns sorted.
@@ -50,12 +50,12 @@ impl BlockPattern {
     }
 }
 
-/// Values on a [`BlockPattern`].
+/// Values on a [`BlockPattern`]. Off-diagonal blocks are SIMD-aligned (`Mat3A`) for the product.
 #[derive(Debug, Clone, Default)]
 pub struct BlockMatrix {
     pub pattern: BlockPattern,
     pub diag: Vec<Mat3>,
-    pub off: Vec<Mat3>,
+    pub off: Vec<Mat3A>,
 }
 
 impl BlockMatrix {
@@ -64,7 +64,7 @@ impl BlockMatrix {
         BlockMatrix {
             pattern,
             diag: vec![Mat3::ZERO; n],
-            off: vec![Mat3::ZERO; nnz],
+            off: vec![Mat3A::ZERO; nnz],
         }
     }
 
@@ -80,11 +80,11 @@ impl BlockMatrix {
     pub fn row_mul(&self, i: usize, x: &[Vec3]) -> Vec3 {
         let p = &self.pattern;
         let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
-        let mut acc = self.diag[i] * x[i];
+        let mut acc = Vec3A::from(self.diag[i] * x[i]);
         for s in a..b {
-            acc += self.off[s] * x[p.col[s] as usize];
+            acc += self.off[s] * Vec3A::from(x[p.col[s] as usize]);
         }
-        acc
+        acc.into()
     }
 }
 

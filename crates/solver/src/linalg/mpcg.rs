@@ -5,7 +5,7 @@
 //! P = S·C + (I−S) (eq. 5.4, C = the 3×3 diagonal blocks of A).
 
 use super::block_sparse::BlockMatrix;
-use super::reduce::{dot, sum_chunks, Partials};
+use super::reduce::{dot, sum_chunks, Partials, CHUNK};
 use glam::{Mat3, Vec3};
 use rayon::prelude::*;
 
@@ -216,12 +216,23 @@ impl Mpcg {
             if !delta.is_finite() {
                 break;
             }
+            // s = S·A·p and pᵀs in one pass (per-chunk f64 partials, summed in chunk order).
             let p = &self.p;
+            let parts = self.partials.prepare(n);
             self.s
-                .par_iter_mut()
+                .par_chunks_mut(CHUNK)
+                .zip(parts.par_iter_mut())
                 .enumerate()
-                .for_each(|(i, s)| *s = filter[i].apply(a.row_mul(i, p)));
-            let ps = dot(&self.p, &self.s, &mut self.partials);
+                .for_each(|(c, (sc, part))| {
+                    let mut acc = 0.0f64;
+                    for (k, s) in sc.iter_mut().enumerate() {
+                        let i = c * CHUNK + k;
+                        *s = filter[i].apply(a.row_mul(i, p));
+                        acc += p[i].as_dvec3().dot(s.as_dvec3());
+                    }
+                    *part = acc;
+                });
+            let ps: f64 = parts.iter().sum();
             let alpha = (delta / ps) as f32;
             if !ps.is_finite() {
                 delta = f64::NAN;
@@ -230,18 +241,27 @@ impl Mpcg {
             if ps <= 0.0 || !alpha.is_finite() {
                 break; // breakdown at rounding level: stop with the current (finite) residual
             }
+            // x += αp, r −= αs, h = P⁻¹r and rᵀh in one pass.
             let s_vec = &self.s;
-            x.par_iter_mut()
-                .zip(self.r.par_iter_mut())
-                .zip(self.h.par_iter_mut())
+            let parts = self.partials.prepare(n);
+            x.par_chunks_mut(CHUNK)
+                .zip(self.r.par_chunks_mut(CHUNK))
+                .zip(self.h.par_chunks_mut(CHUNK))
+                .zip(parts.par_iter_mut())
                 .enumerate()
-                .for_each(|(i, ((x, r), h))| {
-                    *x += alpha * p[i];
-                    *r -= alpha * s_vec[i];
-                    *h = pinv[i] * *r;
+                .for_each(|(c, (((xc, rc), hc), part))| {
+                    let mut acc = 0.0f64;
+                    for k in 0..xc.len() {
+                        let i = c * CHUNK + k;
+                        xc[k] += alpha * p[i];
+                        rc[k] -= alpha * s_vec[i];
+                        hc[k] = pinv[i] * rc[k];
+                        acc += rc[k].as_dvec3().dot(hc[k].as_dvec3());
+                    }
+                    *part = acc;
                 });
             let old = delta;
-            delta = dot(&self.r, &self.h, &mut self.partials);
+            delta = parts.iter().sum();
             let beta = (delta / old) as f32;
             let h = &self.h;
             self.p
@@ -303,8 +323,8 @@ mod tests {
             a.diag[j as usize] += k;
             let sij = a.pattern.slot(i, j).unwrap();
             let sji = a.pattern.slot(j, i).unwrap();
-            a.off[sij] -= k;
-            a.off[sji] -= k;
+            a.off[sij] -= glam::Mat3A::from(k);
+            a.off[sji] -= glam::Mat3A::from(k);
         }
         a
     }

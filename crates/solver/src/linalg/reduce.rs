@@ -12,7 +12,8 @@ pub const CHUNK: usize = 512;
 pub struct Partials(Vec<f64>);
 
 impl Partials {
-    fn prepare(&mut self, n: usize) -> &mut [f64] {
+    /// One zeroed-or-stale slot per chunk of an n-vector (resized without reallocation once sized).
+    pub fn prepare(&mut self, n: usize) -> &mut [f64] {
         self.0.resize(n.div_ceil(CHUNK), 0.0);
         &mut self.0
     }

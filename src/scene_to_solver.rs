@@ -1,0 +1,245 @@
+//! Maps a loaded scene (clothbake-io) onto the solver (clothbake-solver): garments → `GarmentDesc`,
+//! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
+//! targets of every garment as full-length arrays.
+
+use clothbake_io::{LoadedScene, Shape};
+use clothbake_solver::{
+    ColliderShape, Friction, GarmentDesc, Material, Pin, RestShape, SelfCollisionParams,
+    SimSettings, Wind,
+};
+use glam::{Vec2, Vec3};
+
+use crate::error::{CliError, Result};
+use crate::report::ShapeRecord;
+
+/// Names of the solver's material presets (what `garment[i].material` may be).
+pub fn material_presets() -> Vec<&'static str> {
+    Material::presets().iter().map(|(name, _)| *name).collect()
+}
+
+/// Solver settings from `[scene]` and `[wind]`; unset tolerances keep the solver's defaults.
+pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
+    let s = &scene.file.settings;
+    let defaults = SimSettings::default();
+    SimSettings {
+        substeps: s.substeps,
+        gravity: Vec3::from(s.gravity),
+        wind: scene.file.wind.as_ref().map(|w| Wind {
+            velocity: Vec3::from(w.velocity),
+            air_density: w.air_density,
+            drag: w.drag,
+            lift: w.lift,
+        }),
+        cg_tolerance: s.cg_tolerance.unwrap_or(defaults.cg_tolerance),
+        cg_max_iterations: s.cg_max_iterations.unwrap_or(defaults.cg_max_iterations),
+        ..defaults
+    }
+}
+
+/// One `GarmentDesc` per garment. Errors name the scene file and `garment[i].<field>`.
+pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
+    let file = &scene.file.path;
+    let mut out = Vec::with_capacity(scene.garments.len());
+    for (i, g) in scene.garments.iter().enumerate() {
+        let spec = &g.spec;
+        let field = |k: &str| format!("{}: garment[{i}].{k}", file.display());
+        let mut material = match &spec.material {
+            Some(name) => Material::preset(name).ok_or_else(|| {
+                CliError::Input(format!("{}: unknown preset {name:?}", field("material")))
+            })?,
+            None => Material::default(),
+        };
+        if let Some(x) = spec.density {
+            material.density = x;
+        }
+        if let Some(x) = spec.stretch {
+            material.stretch = x;
+        }
+        if let Some(x) = spec.shear {
+            material.shear = x;
+        }
+        if let Some(x) = spec.bend {
+            material.bend = x;
+        }
+        if let Some(x) = spec.stretch_damping {
+            material.stretch_damping = x;
+        }
+        if let Some(x) = spec.bend_damping {
+            material.bend_damping = x;
+        }
+        if let Some(x) = spec.rest_scale {
+            material.rest_scale = x;
+        }
+        material
+            .validate()
+            .map_err(|e| CliError::Input(format!("{}: {e}", field("material"))))?;
+
+        let uvs = vertex_uvs(g.positions.len(), &g.triangles, g.tri_uvs.as_deref());
+        let rest = match spec.rest_shape {
+            clothbake_io::RestShape::Mesh => RestShape::Positions,
+            clothbake_io::RestShape::Uv => {
+                if uvs.is_none() {
+                    return Err(CliError::Input(format!(
+                        "{}: \"uv\" needs a mesh with UVs and no UV seams inside the cloth ({} has {})",
+                        field("rest_shape"),
+                        spec.mesh.display(),
+                        if g.tri_uvs.is_some() { "UV seams" } else { "no UVs" }
+                    )));
+                }
+                RestShape::Uv {
+                    metres_per_uv: spec.uv_scale,
+                }
+            }
+        };
+        let pins = g
+            .pins
+            .vertices
+            .iter()
+            .zip(&g.pins.weights)
+            .map(|(&vertex, &weight)| Pin { vertex, weight })
+            .collect();
+        out.push(GarmentDesc {
+            name: spec.name.clone(),
+            positions: g.positions.clone(),
+            triangles: g.triangles.clone(),
+            uvs,
+            rest,
+            material,
+            thickness: spec.thickness,
+            friction: Friction {
+                static_: spec.static_friction(),
+                kinetic: spec.friction,
+            },
+            self_collision: spec.self_collision.then_some(SelfCollisionParams {
+                thickness: spec.self_thickness,
+                friction: spec.self_friction,
+            }),
+            pins,
+            pin_stiffness: g.pins.stiffness,
+        });
+    }
+    Ok(out)
+}
+
+/// Per-vertex UVs from per-triangle corner UVs, or None when the mesh has none or a welded vertex
+/// carries different UVs in different triangles (a seam inside the simulated cloth).
+fn vertex_uvs(
+    n: usize,
+    triangles: &[[u32; 3]],
+    tri_uvs: Option<&[[Vec2; 3]]>,
+) -> Option<Vec<Vec2>> {
+    let tri_uvs = tri_uvs?;
+    let mut uv: Vec<Option<Vec2>> = vec![None; n];
+    for (t, corners) in triangles.iter().zip(tri_uvs) {
+        for (&v, &c) in t.iter().zip(corners) {
+            match uv[v as usize] {
+                None => uv[v as usize] = Some(c),
+                Some(u) if (u - c).length_squared() <= 1e-12 => {}
+                Some(_) => return None,
+            }
+        }
+    }
+    uv.into_iter()
+        .map(|u| Some(u.unwrap_or(Vec2::ZERO)))
+        .collect()
+}
+
+/// A scene shape as a solver collider shape.
+pub fn collider_shape(s: &Shape) -> ColliderShape {
+    match *s {
+        Shape::Plane { point, normal } => ColliderShape::Plane { point, normal },
+        Shape::Sphere { center, radius } => ColliderShape::Sphere { center, radius },
+        Shape::Capsule {
+            a,
+            b,
+            radius_a,
+            radius_b,
+        } => ColliderShape::Capsule {
+            a,
+            b,
+            radius_a,
+            radius_b,
+        },
+    }
+}
+
+/// A scene shape for the bake report.
+pub fn shape_record(s: &Shape) -> ShapeRecord {
+    match *s {
+        Shape::Plane { point, normal } => ShapeRecord::Plane {
+            point: point.to_array(),
+            normal: normal.to_array(),
+        },
+        Shape::Sphere { center, radius } => ShapeRecord::Sphere {
+            center: center.to_array(),
+            radius,
+        },
+        Shape::Capsule {
+            a,
+            b,
+            radius_a,
+            radius_b,
+        } => ShapeRecord::Capsule {
+            a: a.to_array(),
+            b: b.to_array(),
+            radius_a,
+            radius_b,
+        },
+    }
+}
+
+/// Full-length pin-target arrays for `Simulation::step_frame`, one per garment, reused every frame.
+pub struct PinTargetBuffers {
+    /// Per garment: Some(all-vertex target array) when its pins move, None when they stay at rest.
+    full: Vec<Option<Vec<Vec3>>>,
+    scratch: Vec<Vec3>,
+}
+
+impl PinTargetBuffers {
+    pub fn new(scene: &LoadedScene) -> Self {
+        let full = scene
+            .garments
+            .iter()
+            .map(|g| {
+                let moves = !g.pins.is_empty() && g.pins.follow != clothbake_io::Follow::Rest;
+                moves.then(|| g.positions.clone())
+            })
+            .collect();
+        PinTargetBuffers {
+            full,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Fills the targets for scene frame `frame` and returns them in `step_frame`'s form.
+    pub fn at(&mut self, scene: &LoadedScene, frame: f32) -> Vec<Option<&[Vec3]>> {
+        for (g, buf) in scene.garments.iter().zip(self.full.iter_mut()) {
+            if let Some(buf) = buf {
+                g.pin_targets(frame, &mut self.scratch);
+                for (&v, &p) in g.pins.vertices.iter().zip(&self.scratch) {
+                    buf[v as usize] = p;
+                }
+            }
+        }
+        self.full.iter().map(|b| b.as_deref()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vertex_uvs_detects_seams() {
+        let tris = [[0, 1, 2], [0, 2, 3]];
+        let a = Vec2::new(0.0, 0.0);
+        let b = Vec2::new(1.0, 0.0);
+        let c = Vec2::new(1.0, 1.0);
+        let d = Vec2::new(0.0, 1.0);
+        let ok = [[a, b, c], [a, c, d]];
+        assert_eq!(vertex_uvs(4, &tris, Some(&ok)), Some(vec![a, b, c, d]));
+        let seam = [[a, b, c], [Vec2::new(5.0, 5.0), c, d]];
+        assert_eq!(vertex_uvs(4, &tris, Some(&seam)), None);
+        assert_eq!(vertex_uvs(4, &tris, None), None);
+    }
+}

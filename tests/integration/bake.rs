@@ -1,0 +1,102 @@
+//! `clothbake bake` with no scene: the built-in sample, as a newcomer's first command.
+
+use clothbake_io::read_pc2;
+
+use crate::harness::Dir;
+
+/// The default bake writes a valid PC2 of the sheet falling onto the sphere, and a report.
+#[test]
+fn default_bake_writes_a_valid_pc2_and_report() {
+    let d = Dir::new();
+    d.ok(&["bake", "--frames", "1..12"]);
+    let pc2 = read_pc2(&d.path("clothbake-out/sheet.pc2")).expect("read sheet.pc2");
+    // sheet-on-sphere: 20 x 20 quads -> 21 x 21 vertices, frames 1..12.
+    assert_eq!(pc2.num_points, 441);
+    assert_eq!(pc2.frames.len(), 12);
+    assert_eq!(pc2.start_frame, 1.0);
+    assert_eq!(pc2.sample_rate, 1.0);
+    assert!(pc2.frames.iter().flatten().all(|p| p.is_finite()));
+    // Sample 0 is the rest state: the flat sheet at 0.85 m.
+    assert!(pc2.frames[0].iter().all(|p| (p.y - 0.85).abs() < 1e-5));
+    // After 11 frames (0.46 s) the sheet has fallen onto the sphere (centre (0, 0.35, 0), r 0.35)
+    // and its edges hang below the top of the sphere, but no vertex is inside it.
+    let last = &pc2.frames[11];
+    let lowest = last.iter().map(|p| p.y).fold(f32::INFINITY, f32::min);
+    assert!(lowest < 0.6, "edges should drape down, lowest y = {lowest}");
+    let centre = glam::Vec3::new(0.0, 0.35, 0.0);
+    let deepest = last
+        .iter()
+        .map(|p| (*p - centre).length() - 0.35)
+        .fold(f32::INFINITY, f32::min);
+    assert!(
+        deepest > -0.002,
+        "a vertex is {deepest} m inside the sphere"
+    );
+
+    let report: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(d.path("clothbake-out/report.json")).expect("report.json"),
+    )
+    .expect("report is JSON");
+    let frames = report["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), 12);
+    for f in &frames[1..] {
+        assert!(f["substeps"].as_u64().unwrap_or(0) >= 1);
+        assert!(f["cg_iterations"].as_u64().is_some());
+        assert!(f["max_strain"].as_f64().is_some());
+        assert!(f["seconds"].as_f64().is_some());
+        assert!(f["min_distance"].as_f64().is_some());
+    }
+    // The report's own distance agrees with the cache: within 2 mm of the sphere surface at the end.
+    let reported = frames[11]["min_distance"].as_f64().expect("min_distance");
+    assert!(reported > -0.002, "report says {reported}");
+}
+
+/// --format writes every requested cache, and the OBJ sequence has one file per frame.
+#[test]
+fn all_formats_and_report_colliders() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let text = std::fs::read_to_string(d.path(&scene)).expect("scene");
+    d.write(
+        &scene,
+        text.replace(
+            "report = \"report.json\"",
+            "report = \"report.json\"\nreport_colliders = true",
+        ),
+    );
+    d.ok(&[
+        "bake",
+        &scene,
+        "-o",
+        "out",
+        "--frames",
+        "1..3",
+        "--format",
+        "pc2,mdd,obj",
+        "--report",
+        "r.json",
+    ]);
+    let files = d.files_under("out");
+    assert_eq!(
+        files,
+        [
+            "sheet.0001.obj",
+            "sheet.0002.obj",
+            "sheet.0003.obj",
+            "sheet.mdd",
+            "sheet.pc2"
+        ]
+    );
+    let mdd = clothbake_io::read_mdd(&d.path("out/sheet.mdd")).expect("mdd");
+    assert_eq!(mdd.frames.len(), 3);
+    assert_eq!(mdd.num_points, 441);
+    assert!((mdd.times[0] - 1.0 / 24.0).abs() < 1e-6);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path("r.json")).expect("r.json")).expect("json");
+    let shapes = report["frames"][2]["colliders"]
+        .as_array()
+        .expect("collider shapes");
+    assert_eq!(shapes.len(), 2);
+    assert_eq!(shapes[0]["type"], "sphere");
+    assert_eq!(shapes[1]["type"], "plane");
+}

@@ -1,0 +1,11 @@
+//! End-to-end tests of the `clothbake` binary (ripgrep style: one test binary, a small harness that
+//! runs the built executable in a temporary folder).
+
+mod harness;
+
+mod bake;
+mod determinism;
+mod errors;
+mod inspect;
+mod json;
+mod samples;
