@@ -48,6 +48,9 @@ const BOX_INFLATION: f32 = 0.75;
 /// Hash buckets per parallel broad-phase task (fixed, so the output order is thread-independent).
 const BUCKET_CHUNK: usize = 1024;
 
+/// Per-task candidate buffers: (vertex–triangle, edge–edge).
+type PairBuffers = (Vec<[u32; 2]>, Vec<[u32; 2]>);
+
 /// What one [`SelfCollision::resolve`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SelfCollisionReport {
@@ -93,7 +96,7 @@ pub struct SelfCollision {
     tri_hash: SpatialHash,
     vf: Vec<[u32; 2]>,
     ee: Vec<[u32; 2]>,
-    pair_bufs: Vec<(Vec<[u32; 2]>, Vec<[u32; 2]>)>,
+    pair_bufs: Vec<PairBuffers>,
     contacts: Vec<Contact>,
     ee_contacts: Vec<Contact>,
     contact_bufs: Vec<Vec<Contact>>,
