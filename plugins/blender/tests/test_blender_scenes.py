@@ -187,6 +187,9 @@ def test_saved_file_bakes_next_to_the_blend_with_relative_paths(tmp_path, monkey
     for frame in (1, 3, 5, 8, 10):  # held at the first / last sample outside the baked range
         scene.frame_set(frame)
         assert np.max(np.abs(evaluated_local(garment) - samples[min(max(frame - 3, 0), 5)])) < 1e-5
+    scene.frame_set(5, subframe=0.25)  # sub-frames (motion blur) interpolate linearly between samples
+    assert np.max(np.abs(evaluated_local(garment) - (0.75 * samples[2] + 0.25 * samples[3]))) < 1e-5
+    assert np.max(np.abs(samples[3] - samples[2])) > 1e-3  # ... which differ
     assert bpy.ops.clothbake.free() == {"FINISHED"}
     assert os.listdir(tmp_path / "clothbake_cache") == []
 
