@@ -45,6 +45,11 @@ pub const MAX_ZONE_ITERATIONS: u32 = 200;
 /// Broad-phase boxes are inflated by this fraction of the vertex thickness: ½ for the proximity
 /// radius plus slack so that small velocity corrections do not force a rebuild.
 const BOX_INFLATION: f32 = 0.75;
+/// Hash buckets per parallel broad-phase task (fixed, so the output order is thread-independent).
+const BUCKET_CHUNK: usize = 1024;
+
+/// Per-task candidate buffers: (vertex–triangle, edge–edge).
+type PairBuffers = (Vec<[u32; 2]>, Vec<[u32; 2]>);
 
 /// What one [`SelfCollision::resolve`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -82,11 +87,16 @@ pub struct SelfCollision {
     vbox: Vec<Aabb>,
     tbox: Vec<Aabb>,
     ebox: Vec<Aabb>,
+    /// First triangle containing each vertex (u32::MAX: none).
+    vertex_owner: Vec<u32>,
+    /// First triangle containing each edge.
+    edge_owner: Vec<u32>,
+    /// Edge indices of each triangle.
+    triangle_edges: Vec<[u32; 3]>,
     tri_hash: SpatialHash,
-    edge_hash: SpatialHash,
     vf: Vec<[u32; 2]>,
     ee: Vec<[u32; 2]>,
-    pair_bufs: Vec<Vec<[u32; 2]>>,
+    pair_bufs: Vec<PairBuffers>,
     contacts: Vec<Contact>,
     ee_contacts: Vec<Contact>,
     contact_bufs: Vec<Vec<Contact>>,
@@ -108,6 +118,22 @@ impl SelfCollision {
         edges.sort_unstable();
         edges.dedup();
         let n = topology.vertex_count();
+        let mut vertex_owner = vec![u32::MAX; n];
+        let mut edge_owner = vec![u32::MAX; edges.len()];
+        let mut triangle_edges = Vec::with_capacity(topology.triangles.len());
+        for (t, tri) in topology.triangles.iter().enumerate() {
+            let mut te = [0u32; 3];
+            for k in 0..3 {
+                let (a, b) = (tri[k], tri[(k + 1) % 3]);
+                let key = if a < b { [a, b] } else { [b, a] };
+                // The edge list was built from these very triangles, so the search succeeds.
+                let e = edges.binary_search(&key).unwrap_or(0);
+                te[k] = e as u32;
+                edge_owner[e] = edge_owner[e].min(t as u32);
+                vertex_owner[tri[k] as usize] = vertex_owner[tri[k] as usize].min(t as u32);
+            }
+            triangle_edges.push(te);
+        }
         Ok(Self {
             triangles: topology.triangles.clone(),
             edges,
@@ -119,8 +145,10 @@ impl SelfCollision {
             vbox: vec![Aabb::EMPTY; n],
             tbox: Vec::new(),
             ebox: Vec::new(),
+            vertex_owner,
+            edge_owner,
+            triangle_edges,
             tri_hash: SpatialHash::default(),
-            edge_hash: SpatialHash::default(),
             vf: Vec::new(),
             ee: Vec::new(),
             pair_bufs: Vec::new(),
@@ -289,10 +317,12 @@ impl SelfCollision {
             tbox,
             ebox,
             tri_hash,
-            edge_hash,
             vf,
             ee,
             pair_bufs,
+            vertex_owner,
+            edge_owner,
+            triangle_edges,
             ..
         } = self;
         vbox.par_iter_mut()
@@ -312,43 +342,82 @@ impl SelfCollision {
             .zip(edges.par_iter())
             .for_each(|(b, e)| *b = vb[e[0] as usize].union(vb[e[1] as usize]));
         tri_hash.build(tbox, SpatialHash::cell_size_for(tbox));
-        edge_hash.build(ebox, SpatialHash::cell_size_for(ebox));
+        // Within a garment only if its self-collision is on; between garments always.
         let allowed = |a: u32, b: u32| {
             let (la, lb) = (layer[a as usize], layer[b as usize]);
             la != lb || layer_self_collide[la as usize]
         };
         let pinned = |i: u32| inv_mass[i as usize] <= 0.0;
-        let (tris, tb, eds, eb) = (&*triangles, &*tbox, &*edges, &*ebox);
-        par_gather(layer.len(), pair_bufs, vf, |i, buf| {
-            let p = i as u32;
-            tri_hash.for_each_overlap(&vb[i], tb, |t| {
-                let tri = tris[t as usize];
-                if tri.contains(&p)
-                    || !allowed(p, tri[0])
-                    || (pinned(p) && tri.iter().all(|&k| pinned(k)))
-                {
-                    return;
+        let (tris, eds, eb, tb) = (&*triangles, &*edges, &*ebox, &*tbox);
+        let (vown, eown, tedges) = (&*vertex_owner, &*edge_owner, &*triangle_edges);
+        // Candidates from overlapping triangle pairs (t, u): a vertex is tested against u only from
+        // the first triangle containing it ("owner"), an edge pair only from its owners' pair, so
+        // every vertex–triangle and edge–edge candidate appears exactly once.
+        let vf_of = |p: u32, u: u32, t_of_p: u32, buf: &mut Vec<[u32; 2]>| {
+            if vown[p as usize] != t_of_p {
+                return;
+            }
+            let tri = tris[u as usize];
+            if tri.contains(&p)
+                || !vb[p as usize].overlaps(&tb[u as usize])
+                || !allowed(p, tri[0])
+                || (pinned(p) && tri.iter().all(|&k| pinned(k)))
+            {
+                return;
+            }
+            buf.push([p, u]);
+        };
+        let ee_of = |t: u32, u: u32, buf: &mut Vec<[u32; 2]>| {
+            for &f in &tedges[t as usize] {
+                if eown[f as usize] != t {
+                    continue;
                 }
-                buf.push([p, t]);
+                let ea = eds[f as usize];
+                for &g in &tedges[u as usize] {
+                    if eown[g as usize] != u {
+                        continue;
+                    }
+                    let fb = eds[g as usize];
+                    if fb.contains(&ea[0])
+                        || fb.contains(&ea[1])
+                        || !eb[f as usize].overlaps(&eb[g as usize])
+                        || !allowed(ea[0], fb[0])
+                        || ea.iter().chain(fb.iter()).all(|&k| pinned(k))
+                    {
+                        continue;
+                    }
+                    buf.push([f.min(g), f.max(g)]);
+                }
+            }
+        };
+        let nb = tri_hash.bucket_count();
+        let chunks = nb.div_ceil(BUCKET_CHUNK);
+        if pair_bufs.len() < chunks {
+            pair_bufs.resize_with(chunks, Default::default);
+        }
+        let hash = &*tri_hash;
+        pair_bufs[..chunks]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, (vbuf, ebuf))| {
+                vbuf.clear();
+                ebuf.clear();
+                hash.for_each_pair(c * BUCKET_CHUNK..nb.min((c + 1) * BUCKET_CHUNK), |t, u| {
+                    for p in tris[t as usize] {
+                        vf_of(p, u, t, vbuf);
+                    }
+                    for p in tris[u as usize] {
+                        vf_of(p, t, u, vbuf);
+                    }
+                    ee_of(t, u, ebuf);
+                });
             });
-        });
-        par_gather(eds.len(), pair_bufs, ee, |e, buf| {
-            let ea = eds[e];
-            edge_hash.for_each_overlap(&eb[e], eb, |f| {
-                if (f as usize) <= e {
-                    return;
-                }
-                let fb = eds[f as usize];
-                if fb.contains(&ea[0])
-                    || fb.contains(&ea[1])
-                    || !allowed(ea[0], fb[0])
-                    || ea.iter().chain(fb.iter()).all(|&k| pinned(k))
-                {
-                    return;
-                }
-                buf.push([e as u32, f]);
-            });
-        });
+        vf.clear();
+        ee.clear();
+        for (vbuf, ebuf) in &pair_bufs[..chunks] {
+            vf.extend_from_slice(vbuf);
+            ee.extend_from_slice(ebuf);
+        }
     }
 
     fn narrow<'a>(&'a self, x0: &'a [Vec3], params: &'a [SelfCollisionParams]) -> Narrow<'a> {

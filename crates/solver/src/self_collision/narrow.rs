@@ -41,6 +41,9 @@ impl Narrow<'_> {
     pub fn vertex_triangle_proximity(&self, p: u32, t: u32) -> Option<Contact> {
         let tri = self.triangles[t as usize];
         let (th, mu) = self.pair_params(p, tri[0]);
+        if !self.near_at_start(&[p], &tri, th) {
+            return None;
+        }
         let g = |i: u32| self.x0[i as usize].as_dvec3();
         let (xp, a, b, c) = (g(p), g(tri[0]), g(tri[1]), g(tri[2]));
         let w = point_triangle_weights(xp, a, b, c);
@@ -80,6 +83,9 @@ impl Narrow<'_> {
     pub fn edge_edge_proximity(&self, e: u32, f: u32) -> Option<Contact> {
         let (ea, eb) = (self.edges[e as usize], self.edges[f as usize]);
         let (th, mu) = self.pair_params(ea[0], eb[0]);
+        if !self.near_at_start(&ea, &eb, th) {
+            return None;
+        }
         let g = |i: u32| self.x0[i as usize].as_dvec3();
         let (a, b, c, d) = (g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]));
         let (s, u) = segment_segment_params(a, b, c, d);
@@ -203,6 +209,21 @@ impl Narrow<'_> {
         } else {
             n.as_vec3()
         }
+    }
+
+    /// Cheap rejection: do the boxes of the two vertex sets at x0 come within `th` (m)?
+    fn near_at_start(&self, a: &[u32], b: &[u32], th: f32) -> bool {
+        let bound = |ids: &[u32]| {
+            let mut lo = Vec3::splat(f32::INFINITY);
+            let mut hi = Vec3::splat(f32::NEG_INFINITY);
+            for &i in ids {
+                lo = lo.min(self.x0[i as usize]);
+                hi = hi.max(self.x0[i as usize]);
+            }
+            (lo, hi)
+        };
+        let ((alo, ahi), (blo, bhi)) = (bound(a), bound(b));
+        (alo - Vec3::splat(th)).cmple(bhi).all() && (blo - Vec3::splat(th)).cmple(ahi).all()
     }
 
     /// Do the tight swept boxes of the two vertex sets, inflated by `tol` (m), overlap?

@@ -1,8 +1,9 @@
 //! Broad phase: a uniform spatial hash rebuilt every substep in O(n) (Teschner et al. 2003 hash,
-//! Kang 2003 §5.3 bucket idea). Each primitive is stored once, in the cell of its box's min corner;
-//! the cell size is at least a quarter of the largest box so a query only needs to look `reach`
-//! cells towards −x/−y/−z. Buckets are filled by a counting sort in primitive order, so every query
-//! reports candidates in a fixed order independent of the thread count.
+//! Kang 2003 §5.3 buckets). Each primitive box is stored in every cell it overlaps (cell size = mean
+//! box extent, at least a quarter of the largest, so a box covers a bounded number of cells).
+//! Overlapping pairs are enumerated bucket by bucket (contiguous memory) and reported only in the
+//! first cell the two boxes share, so each pair is reported once. Buckets are filled by a counting
+//! sort in primitive order, so pairs come out in a fixed order, whatever the thread count.
 
 use glam::Vec3;
 
@@ -48,8 +49,12 @@ impl Aabb {
     }
 }
 
+/// One (cell, primitive) entry; the primitive's box is stored inline so that a bucket scan reads
+/// contiguous memory.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
+    min: Vec3,
+    max: Vec3,
     cell: [i32; 3],
     prim: u32,
 }
@@ -58,29 +63,31 @@ struct Entry {
 #[derive(Debug, Default)]
 pub struct SpatialHash {
     inv_cell: f32,
-    reach: i32,
-    mask: u32,
+    /// 64 − log2(table size).
+    shift: u32,
     starts: Vec<u32>,
     entries: Vec<Entry>,
     scratch: Vec<Entry>,
 }
 
-/// Cell coordinate of a point (clamped so that far-away input cannot overflow).
+/// Cell coordinate of a point (clamped so that far-away input cannot overflow; floor without a
+/// libm call).
 #[inline]
 fn cell_of(p: Vec3, inv_cell: f32) -> [i32; 3] {
-    let c = (p * inv_cell)
-        .floor()
-        .clamp(Vec3::splat(-1.0e8), Vec3::splat(1.0e8));
-    [c.x as i32, c.y as i32, c.z as i32]
+    let c = (p * inv_cell).clamp(Vec3::splat(-1.0e8), Vec3::splat(1.0e8));
+    let fl = |v: f32| {
+        let t = v as i32;
+        t - ((t as f32) > v) as i32
+    };
+    [fl(c.x), fl(c.y), fl(c.z)]
 }
 
+/// Bucket of a cell: Fibonacci hashing of the packed coordinates (high bits of a 64-bit
+/// multiplicative hash, which spreads neighbouring cells evenly over any power-of-two table).
 #[inline]
-fn bucket(c: [i32; 3], mask: u32) -> usize {
-    // Teschner et al. 2003, "Optimized spatial hashing for collision detection of deformable objects".
-    let h = (c[0] as u32).wrapping_mul(73_856_093)
-        ^ (c[1] as u32).wrapping_mul(19_349_663)
-        ^ (c[2] as u32).wrapping_mul(83_492_791);
-    (h & mask) as usize
+fn bucket(c: [i32; 3], shift: u32) -> usize {
+    let k = (c[0] as u32 as u64) ^ ((c[1] as u32 as u64) << 21) ^ ((c[2] as u32 as u64) << 42);
+    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
 }
 
 impl SpatialHash {
@@ -105,66 +112,76 @@ impl SpatialHash {
     /// allocation once the buffers have grown.
     pub fn build(&mut self, boxes: &[Aabb], cell: f32) {
         self.inv_cell = 1.0 / cell;
-        let max_extent = boxes.iter().fold(0.0f32, |m, b| m.max(b.extent()));
-        self.reach = ((max_extent * self.inv_cell).ceil() as i32).max(1);
-        let table = (2 * boxes.len()).next_power_of_two().max(16);
-        self.mask = (table - 1) as u32;
-        self.starts.clear();
-        self.starts.resize(table + 1, 0);
         self.scratch.clear();
         for (i, b) in boxes.iter().enumerate() {
-            let cell = cell_of(b.min, self.inv_cell);
-            self.starts[bucket(cell, self.mask) + 1] += 1;
-            self.scratch.push(Entry {
-                cell,
-                prim: i as u32,
-            });
+            let (lo, hi) = (cell_of(b.min, self.inv_cell), cell_of(b.max, self.inv_cell));
+            for cz in lo[2]..=hi[2] {
+                for cy in lo[1]..=hi[1] {
+                    for cx in lo[0]..=hi[0] {
+                        self.scratch.push(Entry {
+                            min: b.min,
+                            max: b.max,
+                            cell: [cx, cy, cz],
+                            prim: i as u32,
+                        });
+                    }
+                }
+            }
+        }
+        let table = (2 * self.scratch.len()).next_power_of_two().max(16);
+        self.shift = 64 - table.trailing_zeros();
+        self.starts.clear();
+        self.starts.resize(table + 1, 0);
+        for e in &self.scratch {
+            self.starts[bucket(e.cell, self.shift) + 1] += 1;
         }
         for k in 0..table {
             self.starts[k + 1] += self.starts[k];
         }
         self.entries.clear();
         self.entries.resize(
-            boxes.len(),
+            self.scratch.len(),
             Entry {
+                min: Vec3::ZERO,
+                max: Vec3::ZERO,
                 cell: [0; 3],
                 prim: 0,
             },
         );
-        // Scatter in primitive order (stable): bucket contents are sorted by primitive index.
-        let mut fill: u32;
+        // Stable scatter: bucket contents stay in primitive order. `starts[b]` advances to the end
+        // of bucket b, which is the start of bucket b + 1; shifted back afterwards.
         for e in &self.scratch {
-            let b = bucket(e.cell, self.mask);
-            fill = self.starts[b];
-            self.entries[fill as usize] = *e;
-            self.starts[b] = fill + 1;
+            let b = bucket(e.cell, self.shift);
+            let slot = self.starts[b];
+            self.entries[slot as usize] = *e;
+            self.starts[b] = slot + 1;
         }
-        // Restore bucket starts (they were advanced to the bucket ends).
         for k in (1..=table).rev() {
             self.starts[k] = self.starts[k - 1];
         }
         self.starts[0] = 0;
     }
 
-    /// Calls `f(prim)` once for every stored primitive whose box overlaps `q`, in a fixed order.
-    /// `boxes` must be the slice given to [`SpatialHash::build`].
-    pub fn for_each_overlap(&self, q: &Aabb, boxes: &[Aabb], mut f: impl FnMut(u32)) {
-        if self.entries.is_empty() {
-            return;
-        }
-        let lo = cell_of(q.min, self.inv_cell);
-        let hi = cell_of(q.max, self.inv_cell);
-        let r = self.reach;
-        for cz in lo[2] - r..=hi[2] {
-            for cy in lo[1] - r..=hi[1] {
-                for cx in lo[0] - r..=hi[0] {
-                    let cell = [cx, cy, cz];
-                    let b = bucket(cell, self.mask);
-                    let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-                    for entry in &self.entries[s..e] {
-                        if entry.cell == cell && boxes[entry.prim as usize].overlaps(q) {
-                            f(entry.prim);
-                        }
+    /// Number of buckets of the current table.
+    pub fn bucket_count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// Calls `f(a, b)` (a stored before b) once for every pair of stored primitives whose boxes
+    /// overlap and whose first shared cell hashes into one of `buckets`, in a fixed order.
+    pub fn for_each_pair(&self, buckets: std::ops::Range<usize>, mut f: impl FnMut(u32, u32)) {
+        for b in buckets {
+            let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
+            let bucket = &self.entries[s..e];
+            for (k, p) in bucket.iter().enumerate() {
+                for q in &bucket[k + 1..] {
+                    if p.cell != q.cell || !(p.min.cmple(q.max).all() && q.min.cmple(p.max).all()) {
+                        continue;
+                    }
+                    // Report only in the first shared cell: max of the two min corners.
+                    let (cp, cq) = (cell_of(p.min, self.inv_cell), cell_of(q.min, self.inv_cell));
+                    if p.cell == [cp[0].max(cq[0]), cp[1].max(cq[1]), cp[2].max(cq[2])] {
+                        f(p.prim, q.prim);
                     }
                 }
             }

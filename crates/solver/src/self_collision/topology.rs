@@ -46,7 +46,8 @@ pub struct SelfCollisionTopology {
     pub triangles: Vec<[u32; 3]>,
     /// Garment (layer) of each vertex; its length is the vertex count.
     pub vertex_layer: Vec<u32>,
-    /// Per layer: does the garment collide with itself? Different layers always collide.
+    /// Per layer: does the garment collide with itself? Different layers always collide with each
+    /// other (layered garments), whatever this switch says.
     pub layer_self_collide: Vec<bool>,
     /// Optional rest positions (m): pairs of one garment whose rest distance is already below the
     /// thickness (fine meshes, thickness > edge length) get no proximity repulsion, so a flat

@@ -1,0 +1,226 @@
+//! Self-collision benchmark (table-printing, `harness = false`):
+//! `cargo bench -p clothbake-solver --bench self_collision`.
+//!
+//! Part 1 (full simulation): a 64×64 sheet (0.5 m, cotton) lying on the ground is folded in half
+//! onto itself by its pinned far edge (as in tests/self_collision_sim.rs); prints the share of the
+//! substep time spent in self-collision (`StageTimes::self_collide` / total) over the frames with
+//! cloth–cloth contact, and over the whole run.
+//!
+//! Part 2 (stage alone): a sheet folded in half — the lower half lies still, the upper half
+//! falls onto it under gravity with small random lateral motion — resolved every substep; prints
+//! ns per vertex of `SelfCollision::resolve` at 64², 128², 256² vertices.
+
+use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::self_collision::{
+    count_intersections, SelfCollision, SelfCollisionParams, SelfCollisionTopology,
+};
+use clothbake_solver::{ColliderShape, MovingCollider, Pin, SimSettings, Simulation, StageTimes};
+use glam::{Quat, Vec3};
+use std::time::Instant;
+
+fn grid(n: usize, size: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let s = size / (n - 1) as f32;
+    let mut x = Vec::with_capacity(n * n);
+    for j in 0..n {
+        for i in 0..n {
+            x.push(Vec3::new(i as f32 * s, 0.0, j as f32 * s));
+        }
+    }
+    let mut t = Vec::new();
+    let id = |i: usize, j: usize| (j * n + i) as u32;
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            t.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+            t.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+        }
+    }
+    (x, t)
+}
+
+/// Folded sheet: vertices with x > 0.5 m are mirrored over the lower half, `lift` (m) above it.
+fn folded(n: usize, lift: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<f32>) {
+    let (rest, tris) = grid(n, 1.0);
+    let x: Vec<Vec3> = rest
+        .iter()
+        .map(|p| {
+            if p.x > 0.5 {
+                Vec3::new(1.0 - p.x, lift + 0.02 * (p.x - 0.5), p.z)
+            } else {
+                *p
+            }
+        })
+        .collect();
+    let inv_mass = rest
+        .iter()
+        .map(|p| if p.x <= 0.5 { 0.0 } else { 1.0 })
+        .collect();
+    (rest, x, tris, inv_mass)
+}
+
+fn stage_alone(n: usize, substeps: usize) -> (f64, u32, usize, [u32; 3]) {
+    let (rest, mut x, tris, inv_mass) = folded(n, 0.004);
+    let mut topo = SelfCollisionTopology::single(x.len(), tris.clone());
+    topo.rest_positions = Some(rest);
+    let mut sc = SelfCollision::new(&topo).expect("valid grid");
+    let params = [SelfCollisionParams {
+        thickness: 0.002,
+        friction: 0.3,
+    }];
+    let mut v = vec![Vec3::ZERO; x.len()];
+    let h = 1.0 / 240.0;
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut total = 0.0;
+    let mut contacts = 0;
+    let mut worst = 0;
+    let mut work = [0u32; 3];
+    for _ in 0..substeps {
+        for (i, vi) in v.iter_mut().enumerate() {
+            if inv_mass[i] > 0.0 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let r = (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5;
+                *vi += Vec3::new(0.2 * r, -9.81 * h, -0.1 * r);
+            }
+        }
+        let x0 = x.clone();
+        let t = Instant::now();
+        let r = sc.resolve(&x0, &mut v, h, &inv_mass, &params);
+        total += t.elapsed().as_secs_f64();
+        contacts = contacts.max(r.contacts);
+        work[0] += r.ccd_iterations;
+        work[1] += r.rebuilds;
+        work[2] += r.zone_iterations;
+        for i in 0..x.len() {
+            x[i] = x0[i] + v[i] * h;
+        }
+        worst = worst.max(count_intersections(&x, &tris));
+    }
+    (total / substeps as f64, contacts, worst, work)
+}
+
+/// Folds an n×n sheet in half with its pinned edge; returns (stage times summed over frames with
+/// cloth–cloth contact, summed over all frames, substeps, max intersections).
+fn fold_in_sim(n: usize) -> (StageTimes, StageTimes, u32, usize) {
+    let (size, y0) = (0.5, 0.006);
+    let mut g = sheet("sheet", n, size, y0);
+    g.self_collision = Some(SelfCollisionParams {
+        thickness: 0.003,
+        friction: 0.3,
+    });
+    let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
+    g.pins = edge
+        .iter()
+        .map(|&vertex| Pin {
+            vertex,
+            weight: 1.0,
+        })
+        .collect();
+    let rest = g.positions.clone();
+    let settings = SimSettings {
+        substeps: 5,
+        ..SimSettings::default()
+    };
+    let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
+    let ground = MovingCollider::fixed(ColliderShape::Plane {
+        point: Vec3::ZERO,
+        normal: Vec3::Y,
+    });
+    let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
+    let (swing_frames, frames) = (24, 36);
+    let mut targets = rest.clone();
+    let (mut contact, mut all) = (StageTimes::default(), StageTimes::default());
+    let mut substeps = 0;
+    let mut worst = 0;
+    for f in 1..=frames {
+        let s = (f as f32 / swing_frames as f32).min(1.0);
+        let rot = Quat::from_rotation_x(-std::f32::consts::PI * s * s * (3.0 - 2.0 * s));
+        for &v in &edge {
+            targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
+        }
+        let r = sim
+            .step_frame(1.0 / 24.0, &[ground], &[Some(&targets)])
+            .expect("frame");
+        all.add(&r.times);
+        substeps += r.substeps;
+        if r.self_contacts > 0 {
+            contact.add(&r.times);
+        }
+        worst = worst.max(count_intersections(&sim.state().x, &sim.model().triangles));
+    }
+    (contact, all, substeps, worst)
+}
+
+fn main() {
+    println!("threads: {}", rayon::current_num_threads());
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!("load average: {}", load.trim());
+    }
+    if std::env::var("SC_BENCH_STAGE_ONLY").is_err() {
+        full_simulation();
+    }
+    stage_table();
+}
+
+fn full_simulation() {
+    println!("\nfull simulation: 64x64 sheet folded onto itself (36 frames at 24 fps, 5 substeps)");
+    let (contact, all, substeps, worst) = fold_in_sim(64);
+    println!(
+        "{:>22} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8}",
+        "frames", "assemble", "solve", "collide", "self", "other", "self %"
+    );
+    for (name, t) in [("with cloth contact", contact), ("all", all)] {
+        println!(
+            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3} {:>7.1}%",
+            name,
+            t.assemble,
+            t.solve,
+            t.collide,
+            t.self_collide,
+            t.other,
+            100.0 * t.self_collide / t.total()
+        );
+    }
+    println!("(seconds summed over frames; {substeps} substeps; max intersections {worst})");
+}
+
+fn stage_table() {
+    println!("\nself-collision stage alone (folded sheet, upper half falling onto lower half, 30 substeps)");
+    println!(
+        "{:>9} {:>12} {:>12} {:>10} {:>14} {:>22}",
+        "vertices",
+        "ms/substep",
+        "ns/vertex",
+        "contacts",
+        "intersections",
+        "ccd/rebuild/zone iters"
+    );
+    let mut per_vertex = Vec::new();
+    let sizes: Vec<usize> = std::env::var("SC_BENCH_SIZES")
+        .ok()
+        .map(|v| v.split(',').filter_map(|k| k.trim().parse().ok()).collect())
+        .unwrap_or_else(|| vec![64, 128, 256]);
+    for n in sizes {
+        let (secs, contacts, worst, work) = stage_alone(n, 30);
+        let nsv = secs * 1e9 / (n * n) as f64;
+        per_vertex.push(nsv);
+        println!(
+            "{:>9} {:>12.3} {:>12.1} {:>10} {:>14} {:>22}",
+            n * n,
+            secs * 1e3,
+            nsv,
+            contacts,
+            worst,
+            format!("{}/{}/{}", work[0], work[1], work[2])
+        );
+    }
+    let mean = per_vertex.iter().sum::<f64>() / per_vertex.len() as f64;
+    let spread = per_vertex
+        .iter()
+        .map(|v| (v / mean - 1.0).abs())
+        .fold(0.0, f64::max);
+    println!(
+        "ns/vertex spread around the mean: ±{:.0}% (target ±25%)",
+        spread * 100.0
+    );
+}
