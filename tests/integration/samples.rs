@@ -88,3 +88,28 @@ fn rigged_figure_bakes_outside_its_auto_proxies() {
         );
     }
 }
+
+/// `--resolution` changes the generated garment, and the scene's pins follow it.
+#[test]
+fn resolution_changes_the_garment() {
+    let d = Dir::new();
+    d.ok(&["sample", "flag-wind", "-o", "coarse", "--resolution", "6"]);
+    let obj = std::fs::read_to_string(d.path("coarse/flag.obj")).expect("flag.obj");
+    // 6 x 4 quads -> 7 x 5 vertices; the pole edge is the first vertex of each of the 5 rows.
+    assert_eq!(obj.lines().filter(|l| l.starts_with("v ")).count(), 35);
+    let scene = std::fs::read_to_string(d.path("coarse/scene.toml")).expect("scene");
+    assert!(scene.contains("vertices = [0, 7, 14, 21, 28]"), "{scene}");
+    d.ok(&["bake", "coarse/scene.toml", "-o", "out", "--frames", "1..3"]);
+    let pc2 = read_pc2(&d.path("out/flag.pc2")).expect("pc2");
+    assert_eq!(pc2.num_points, 35);
+    let list = d.ok(&["sample", "--list"]).stdout;
+    for name in [
+        "sheet-on-sphere",
+        "skirt-walk",
+        "rigged-figure",
+        "cotton",
+        "silk",
+    ] {
+        assert!(list.contains(name), "sample --list lacks {name}");
+    }
+}
