@@ -78,8 +78,8 @@ pub const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "twist",
-        description: "Baraff-Witkin's twisted tube: one end ring turns while the other is held",
-        default_resolution: Some(24),
+        description: "a cloth tube wrung by turning one end ring while the other is held",
+        default_resolution: Some(16),
         generate: twist::files,
     },
     Sample {

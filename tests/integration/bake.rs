@@ -46,9 +46,19 @@ fn default_bake_writes_a_valid_pc2_and_report() {
         assert!(f["seconds"].as_f64().is_some());
         assert!(f["min_distance"].as_f64().is_some());
     }
-    // The report's own distance agrees with the cache: within 2 mm of the sphere surface at the end.
-    let reported = frames[11]["min_distance"].as_f64().expect("min_distance");
-    assert!(reported > -0.002, "report says {reported}");
+    // The report's distance is what anyone measures on the cache against the scene's colliders
+    // (sphere and ground plane y = 0), frame by frame.
+    for (k, f) in frames.iter().enumerate() {
+        let measured = pc2.frames[k]
+            .iter()
+            .map(|p| ((*p - centre).length() - 0.35).min(p.y))
+            .fold(f32::INFINITY, f32::min);
+        let reported = f["min_distance"].as_f64().expect("min_distance") as f32;
+        assert!(
+            (measured - reported).abs() < 1e-4,
+            "frame {k}: cache {measured}, report {reported}"
+        );
+    }
 }
 
 /// --format writes every requested cache, and the OBJ sequence has one file per frame.
@@ -99,4 +109,29 @@ fn all_formats_and_report_colliders() {
     assert_eq!(shapes.len(), 2);
     assert_eq!(shapes[0]["type"], "sphere");
     assert_eq!(shapes[1]["type"], "plane");
+}
+
+/// `[output] up = "z"` writes Blender's axes: (x, y, z) -> (x, -z, y).
+#[test]
+fn blender_axes_output() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let text = std::fs::read_to_string(d.path(&scene)).expect("scene");
+    d.write(
+        &scene,
+        text.replace("formats = [\"pc2\"]", "formats = [\"pc2\"]\nup = \"z\""),
+    );
+    d.ok(&["bake", &scene, "-o", "yup", "--frames", "1..2"]);
+    let pc2 = read_pc2(&d.path("yup/sheet.pc2")).expect("pc2");
+    let obj = std::fs::read_to_string(d.path("sheet-on-sphere/sheet.obj")).expect("obj");
+    let first: Vec<f32> = obj
+        .lines()
+        .find(|l| l.starts_with("v "))
+        .expect("a vertex")
+        .split_whitespace()
+        .skip(1)
+        .map(|t| t.parse().expect("number"))
+        .collect();
+    let p = pc2.frames[0][0];
+    assert_eq!([p.x, p.y, p.z], [first[0], -first[2], first[1]]);
 }

@@ -85,14 +85,6 @@ impl Constraints {
         self.active.clear();
     }
 
-    /// Forgets all contact history (e.g. after a rejected substep is retried nothing changes, but a
-    /// teleport of the state should call this).
-    pub fn forget_contacts(&mut self) {
-        self.memory
-            .iter_mut()
-            .for_each(|m| *m = ContactMemory::default());
-    }
-
     /// Hard pin (ndof 0): the vertex ends the substep on `target` (m) with the target's velocity
     /// `target_velocity` (m/s), however far it was: z = v_t − v0, y = target − (x0 + h·v_t).
     pub fn hard_pin(
@@ -119,11 +111,11 @@ impl Constraints {
     /// Turns the detector's contacts (sorted by vertex) into constraints. Per vertex the deepest
     /// contact is used. Vertices already fixed (hard pins) are skipped. A new contact is constrained
     /// when its predicted end-of-substep distance is inside the thickness (plus the detector's
-    /// contact tolerance, so a vertex resting exactly at the thickness stays constrained); a contact held in the
-    /// previous substep stays while its force pushes out, and is released once it turned attractive.
-    /// Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
-    /// Sticking vertices (static friction) get ndof 0 following the surface; sliding ones ndof 2 with
-    /// kinetic friction μk·f_n (f_n from the previous substep) as implicit damping against the slip.
+    /// contact tolerance, so a vertex resting exactly at the thickness stays constrained); a contact
+    /// held in the previous substep stays while its force pushes out, and is released once it turned
+    /// attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
+    /// New contacts start sticking (if μs > 0): ndof 0 following the surface; sliding ones are ndof 2
+    /// and get kinetic friction in [`Self::apply_friction`].
     pub fn add_contacts(
         &mut self,
         contacts: &[VertexContact],

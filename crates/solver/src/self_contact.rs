@@ -104,12 +104,11 @@ impl SelfContact {
         }
         let report = self
             .stage
-            .resolve(x0, &mut self.v_eff, h, &self.inv_mass, &self.params);
+            .resolve(x0, &mut self.v_eff, h, &self.inv_mass_step, &self.params);
+        // x1 exactly as `resolve` checked it (x0 + h·v in f32) for every vertex.
         for i in 0..x0.len() {
-            if self.v_eff[i] != self.v_orig[i] {
-                x1[i] = x0[i] + h * self.v_eff[i];
-                v1[i] += self.v_eff[i] - self.v_orig[i];
-            }
+            x1[i] = x0[i] + h * self.v_eff[i];
+            v1[i] += self.v_eff[i] - self.v_orig[i];
         }
         report.contacts + report.collisions
     }

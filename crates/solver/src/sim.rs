@@ -195,7 +195,8 @@ impl Simulation {
 
     /// Advances one frame of `dt` seconds. `colliders[k]` gives collider k's shape at the start and end
     /// of the frame; `pin_targets[g]` the end-of-frame targets of garment g's vertices (only pinned
-    /// ones are read; `None` = pins stay). The state lands exactly on the frame time.
+    /// ones are read; `None` = pins stay). The state lands exactly on the frame time. On error the
+    /// state is left at the last accepted substep.
     pub fn step_frame(
         &mut self,
         dt: f32,
@@ -222,7 +223,13 @@ impl Simulation {
             let step = (full >> self.h_scale).max(1).min(grid - pos);
             let (s0, s1) = (pos as f32 / grid as f32, (pos + step) as f32 / grid as f32);
             let h = nominal * step as f32 / full as f32;
-            let sub = self.substep(dt, h, s0, s1, colliders)?;
+            let sub = match self.substep(dt, h, s0, s1, colliders) {
+                Ok(sub) => sub,
+                Err(e) => {
+                    self.state.copy_from(&self.start);
+                    return Err(e);
+                }
+            };
             let non_finite = self.first_non_finite();
             let bad = non_finite.is_some() || (self.settings.adaptive && sub.rejected.is_some());
             if bad && self.settings.adaptive && self.h_scale < self.settings.max_halvings {

@@ -12,6 +12,10 @@ fn run(threads: usize) -> (Vec<Vec3>, u32) {
     pool.install(|| {
         let n = 24;
         let mut g = sheet("sheet", n, 0.8, 0.35);
+        g.self_collision = Some(SelfCollisionParams {
+            thickness: 0.004,
+            friction: 0.3,
+        });
         g.pins = vec![
             Pin {
                 vertex: sheet_vertex(n, 0, 0),
