@@ -68,6 +68,23 @@ fn twist_bakes_and_the_end_ring_turns() {
 }
 
 #[test]
-fn rigged_figure_bakes() {
-    assert_eq!(bake_sample("rigged-figure", "1..4").len(), 4);
+fn rigged_figure_bakes_outside_its_auto_proxies() {
+    let d = Dir::new();
+    let scene = d.sample("rigged-figure");
+    d.ok(&[
+        "bake", &scene, "-o", "out", "--frames", "1..6", "--report", "r.json",
+    ]);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path("r.json")).expect("report")).expect("json");
+    // 17 capsules fitted to the figure's bones (2 of its 19 joints have too few vertices) + the ground.
+    let colliders = report["colliders"].as_array().expect("colliders");
+    assert!(colliders.len() >= 15, "{} colliders", colliders.len());
+    for f in report["frames"].as_array().expect("frames") {
+        let d = f["min_distance"].as_f64().expect("min_distance");
+        assert!(
+            d > -1e-3,
+            "frame {}: a skirt vertex is {d} m inside a collider",
+            f["frame"]
+        );
+    }
 }
