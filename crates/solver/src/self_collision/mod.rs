@@ -11,7 +11,8 @@
 //!    inelastic impulses (BFA02 §6.2, §7.3);
 //! 4. rigid impact zones as the fail-safe (BFA02 §7.4, Provot 1997).
 //!
-//! Pairs sharing a vertex are never tested. [`count_intersections`] is an independent
+//! Pairs sharing a vertex are never tested. (Skipping whole 1-rings was tried: the twisted sheet
+//! then intersects, so only direct neighbours are skipped.) [`count_intersections`] is an independent
 //! triangle–triangle intersection counter for tests and bake reports.
 
 pub mod ccd;

@@ -56,6 +56,8 @@ struct Entry {
     min: Vec3,
     max: Vec3,
     cell: [i32; 3],
+    /// Cell of the box's min corner (for the first-shared-cell rule).
+    first: [i32; 3],
     prim: u32,
 }
 
@@ -122,6 +124,7 @@ impl SpatialHash {
                             min: b.min,
                             max: b.max,
                             cell: [cx, cy, cz],
+                            first: lo,
                             prim: i as u32,
                         });
                     }
@@ -145,6 +148,7 @@ impl SpatialHash {
                 min: Vec3::ZERO,
                 max: Vec3::ZERO,
                 cell: [0; 3],
+                first: [0; 3],
                 prim: 0,
             },
         );
@@ -179,7 +183,7 @@ impl SpatialHash {
                         continue;
                     }
                     // Report only in the first shared cell: max of the two min corners.
-                    let (cp, cq) = (cell_of(p.min, self.inv_cell), cell_of(q.min, self.inv_cell));
+                    let (cp, cq) = (p.first, q.first);
                     if p.cell == [cp[0].max(cq[0]), cp[1].max(cq[1]), cp[2].max(cq[2])] {
                         f(p.prim, q.prim);
                     }
