@@ -10,12 +10,14 @@ use super::{scene_header, SampleFile};
 const FIGURE: &[u8] = include_bytes!("../../samples/rigged-figure/RiggedFigure.gltf");
 const ATTRIBUTION: &str = include_str!("../../samples/rigged-figure/ATTRIBUTION.md");
 
-// The figure (world frame, Y up) has its hips joint at y = 0.686 m, legs from y = 0.614 m and a body
-// within 0.125 m of its axis around the hips.
-const WAIST_Y: f32 = 0.74; // m
-const WAIST_R: f32 = 0.17; // m
-const HEM_Y: f32 = 0.32; // m
-const HEM_R: f32 = 0.30; // m
+// The figure (world frame, Y up) has its hips joint at y = 0.686 m and legs from y = 0.614 m; at
+// animation time 0 its arms hang beside the hips with the forearms forward. These sizes keep every
+// skirt vertex outside all of its `auto` capsules at frame 1 (by > 6 mm, the skirt's thickness),
+// checked with `clothbake inspect --json RiggedFigure.gltf`.
+const WAIST_Y: f32 = 0.70; // m
+const WAIST_R: f32 = 0.165; // m
+const HEM_Y: f32 = 0.34; // m
+const HEM_R: f32 = 0.28; // m
 
 pub fn files(resolution: u32) -> Vec<SampleFile> {
     let around = resolution.max(6);
@@ -53,7 +55,6 @@ follow = \"rest\"
 type = \"gltf\"
 file = \"RiggedFigure.gltf\"
 proxies = \"auto\"
-inflate = 0.005
 
 [[collider]]
 type = \"plane\"

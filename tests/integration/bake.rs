@@ -135,3 +135,22 @@ fn blender_axes_output() {
     let p = pc2.frames[0][0];
     assert_eq!([p.x, p.y, p.z], [first[0], -first[2], first[1]]);
 }
+
+/// `--frames A..B` after the scene's start pre-rolls from the rest frame: the written samples are
+/// exactly frames A..B of the full bake, and PC2's startFrame is A.
+#[test]
+fn frames_after_the_start_are_pre_rolled() {
+    let d = Dir::new();
+    d.ok(&["bake", "--frames", "1..6", "-o", "full"]);
+    d.ok(&["bake", "--frames", "4..6", "-o", "part"]);
+    let full = read_pc2(&d.path("full/sheet.pc2")).expect("full");
+    let part = read_pc2(&d.path("part/sheet.pc2")).expect("part");
+    assert_eq!(part.start_frame, 4.0);
+    assert_eq!(part.frames.len(), 3);
+    assert_eq!(part.frames[..], full.frames[3..]);
+    // Starting before the scene's first frame (the rest state) is an input error.
+    let r = d.run(&["bake", "--frames", "0..3", "-o", "early"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--frames"), "{}", r.stderr);
+    assert!(d.files_under("early").is_empty());
+}

@@ -68,6 +68,48 @@ fn twist_bakes_and_the_end_ring_turns() {
 }
 
 #[test]
-fn rigged_figure_bakes() {
-    assert_eq!(bake_sample("rigged-figure", "1..4").len(), 4);
+fn rigged_figure_bakes_outside_its_auto_proxies() {
+    let d = Dir::new();
+    let scene = d.sample("rigged-figure");
+    d.ok(&[
+        "bake", &scene, "-o", "out", "--frames", "1..6", "--report", "r.json",
+    ]);
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path("r.json")).expect("report")).expect("json");
+    // 17 capsules fitted to the figure's bones (2 of its 19 joints have too few vertices) + the ground.
+    let colliders = report["colliders"].as_array().expect("colliders");
+    assert!(colliders.len() >= 15, "{} colliders", colliders.len());
+    for f in report["frames"].as_array().expect("frames") {
+        let d = f["min_distance"].as_f64().expect("min_distance");
+        assert!(
+            d > -1e-3,
+            "frame {}: a skirt vertex is {d} m inside a collider",
+            f["frame"]
+        );
+    }
+}
+
+/// `--resolution` changes the generated garment, and the scene's pins follow it.
+#[test]
+fn resolution_changes_the_garment() {
+    let d = Dir::new();
+    d.ok(&["sample", "flag-wind", "-o", "coarse", "--resolution", "6"]);
+    let obj = std::fs::read_to_string(d.path("coarse/flag.obj")).expect("flag.obj");
+    // 6 x 4 quads -> 7 x 5 vertices; the pole edge is the first vertex of each of the 5 rows.
+    assert_eq!(obj.lines().filter(|l| l.starts_with("v ")).count(), 35);
+    let scene = std::fs::read_to_string(d.path("coarse/scene.toml")).expect("scene");
+    assert!(scene.contains("vertices = [0, 7, 14, 21, 28]"), "{scene}");
+    d.ok(&["bake", "coarse/scene.toml", "-o", "out", "--frames", "1..3"]);
+    let pc2 = read_pc2(&d.path("out/flag.pc2")).expect("pc2");
+    assert_eq!(pc2.num_points, 35);
+    let list = d.ok(&["sample", "--list"]).stdout;
+    for name in [
+        "sheet-on-sphere",
+        "skirt-walk",
+        "rigged-figure",
+        "cotton",
+        "silk",
+    ] {
+        assert!(list.contains(name), "sample --list lacks {name}");
+    }
 }

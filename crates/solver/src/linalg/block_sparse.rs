@@ -3,7 +3,6 @@
 //! pattern is built once per topology; values are refilled every substep.
 
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
-use rayon::prelude::*;
 
 /// Off-diagonal sparsity: row `i` owns slots `row_ptr[i]..row_ptr[i + 1]`, columns sorted.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -68,11 +67,16 @@ impl BlockMatrix {
         }
     }
 
-    /// out = A·x, parallel over rows (each row summed in column order).
-    pub fn mul(&self, x: &[Vec3], out: &mut [Vec3]) {
-        out.par_iter_mut()
-            .enumerate()
-            .for_each(|(i, o)| *o = self.row_mul(i, x));
+    /// (A·x)ᵢ for SIMD-aligned vectors (the MPCG's internal storage).
+    #[inline]
+    pub fn row_mul_a(&self, i: usize, x: &[Vec3A]) -> Vec3A {
+        let p = &self.pattern;
+        let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
+        let mut acc = Mat3A::from(self.diag[i]) * x[i];
+        for s in a..b {
+            acc += self.off[s] * x[p.col[s] as usize];
+        }
+        acc
     }
 
     /// (A·x)ᵢ.

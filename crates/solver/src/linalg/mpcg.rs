@@ -6,7 +6,7 @@
 
 use super::block_sparse::BlockMatrix;
 use super::reduce::{dot, sum_chunks, Partials, CHUNK};
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
 /// Per-vertex filter S_i (eq. 5.1): which directions of the velocity change are free.
@@ -32,6 +32,23 @@ impl Filter {
             Filter::Plane(n) => v - n * n.dot(v),
             Filter::Line(p) => p * p.dot(v),
             Filter::Fixed => Vec3::ZERO,
+        }
+    }
+
+    /// S·v on a SIMD-aligned vector.
+    #[inline]
+    pub fn apply_a(&self, v: Vec3A) -> Vec3A {
+        match *self {
+            Filter::Free => v,
+            Filter::Plane(n) => {
+                let n = Vec3A::from(n);
+                v - n * n.dot(v)
+            }
+            Filter::Line(p) => {
+                let p = Vec3A::from(p);
+                p * p.dot(v)
+            }
+            Filter::Fixed => Vec3A::ZERO,
         }
     }
 
@@ -109,11 +126,11 @@ pub struct CgResult {
 /// Reusable MPCG workspace (no allocation once sized).
 #[derive(Debug, Default, Clone)]
 pub struct Mpcg {
-    r: Vec<Vec3>,
-    p: Vec<Vec3>,
-    s: Vec<Vec3>,
-    h: Vec<Vec3>,
-    pinv: Vec<Mat3>,
+    r: Vec<Vec3A>,
+    p: Vec<Vec3A>,
+    s: Vec<Vec3A>,
+    h: Vec<Vec3A>,
+    pinv: Vec<Mat3A>,
     partials: Partials,
 }
 
@@ -134,13 +151,13 @@ impl Mpcg {
         } = *problem;
         let n = b.len();
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
-            v.resize(n, Vec3::ZERO);
+            v.resize(n, Vec3A::ZERO);
         }
-        self.pinv.resize(n, Mat3::IDENTITY);
+        self.pinv.resize(n, Mat3A::IDENTITY);
         // P⁻¹ = (S C + (I − S))⁻¹ per vertex.
         self.pinv.par_iter_mut().enumerate().for_each(|(i, pinv)| {
             let s = filter[i];
-            *pinv = match s {
+            let inv = match s {
                 Filter::Free => a.diag[i].inverse(),
                 Filter::Fixed => Mat3::IDENTITY,
                 _ => {
@@ -148,9 +165,11 @@ impl Mpcg {
                     (sm * a.diag[i] + (Mat3::IDENTITY - sm)).inverse()
                 }
             };
-            if !pinv.is_finite() {
-                *pinv = Mat3::IDENTITY;
-            }
+            *pinv = if inv.is_finite() {
+                inv.into()
+            } else {
+                Mat3A::IDENTITY
+            };
         });
         // Warm start: x = S x_prev + (I − S) z.
         x.par_iter_mut()
@@ -160,8 +179,12 @@ impl Mpcg {
         self.h
             .par_iter_mut()
             .enumerate()
-            .for_each(|(i, h)| *h = z[i] - filter[i].apply(z[i]));
-        a.mul(&self.h, &mut self.s);
+            .for_each(|(i, h)| *h = (z[i] - filter[i].apply(z[i])).into());
+        let h_vec = &self.h;
+        self.s
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, s)| *s = a.row_mul_a(i, h_vec));
         let pinv = &self.pinv;
         let s_vec = &self.s;
         self.r
@@ -169,14 +192,14 @@ impl Mpcg {
             .zip(self.h.par_iter_mut())
             .enumerate()
             .for_each(|(i, (r, h))| {
-                *r = filter[i].apply(b[i] - s_vec[i]);
+                *r = filter[i].apply_a(Vec3A::from(b[i]) - s_vec[i]);
                 *h = pinv[i] * *r;
             });
         let delta_b = dot(&self.r, &self.h, &mut self.partials);
         // Reference impulse w_i = m_i·velocity_floor·(1,1,1)/√3, filtered, in the P⁻¹ norm.
         let floor = settings.velocity_floor / 3f32.sqrt();
         let delta_ref = sum_chunks(n, &mut self.partials, |i| {
-            let w = filter[i].apply(Vec3::splat(mass[i] * floor));
+            let w = filter[i].apply_a(Vec3A::splat(mass[i] * floor));
             w.as_dvec3().dot((pinv[i] * w).as_dvec3())
         });
         let delta0 = delta_b.max(delta_ref);
@@ -205,8 +228,8 @@ impl Mpcg {
                 .zip(self.p.par_iter_mut())
                 .enumerate()
                 .for_each(|(i, (r, p))| {
-                    *r = filter[i].apply(b[i] - a.row_mul(i, xs));
-                    *p = filter[i].apply(pinv[i] * *r);
+                    *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)));
+                    *p = filter[i].apply_a(pinv[i] * *r);
                 });
         }
         let mut delta = dot(&self.r, &self.p, &mut self.partials);
@@ -227,7 +250,7 @@ impl Mpcg {
                     let mut acc = 0.0f64;
                     for (k, s) in sc.iter_mut().enumerate() {
                         let i = c * CHUNK + k;
-                        *s = filter[i].apply(a.row_mul(i, p));
+                        *s = filter[i].apply_a(a.row_mul_a(i, p));
                         acc += p[i].as_dvec3().dot(s.as_dvec3());
                     }
                     *part = acc;
@@ -253,7 +276,7 @@ impl Mpcg {
                     let mut acc = 0.0f64;
                     for k in 0..xc.len() {
                         let i = c * CHUNK + k;
-                        xc[k] += alpha * p[i];
+                        xc[k] += alpha * Vec3::from(p[i]);
                         rc[k] -= alpha * s_vec[i];
                         hc[k] = pinv[i] * rc[k];
                         acc += rc[k].as_dvec3().dot(hc[k].as_dvec3());
@@ -267,7 +290,7 @@ impl Mpcg {
             self.p
                 .par_iter_mut()
                 .enumerate()
-                .for_each(|(i, p)| *p = filter[i].apply(h[i] + beta * *p));
+                .for_each(|(i, p)| *p = filter[i].apply_a(h[i] + beta * *p));
             it += 1;
         }
         let finite = delta.is_finite();

@@ -1,7 +1,7 @@
 //! Deterministic parallel reductions: fixed-size chunks reduced in parallel into a per-chunk f64
 //! array, then summed sequentially, so the result is bit-identical at any thread count.
 
-use glam::Vec3;
+use glam::Vec3A;
 use rayon::prelude::*;
 
 /// Vertices per reduction chunk (fixed, independent of the thread count).
@@ -19,8 +19,8 @@ impl Partials {
     }
 }
 
-/// Σ aᵢ·bᵢ accumulated in f64 in a fixed order.
-pub fn dot(a: &[Vec3], b: &[Vec3], scratch: &mut Partials) -> f64 {
+/// Σ aᵢ·bᵢ accumulated in f64 in a fixed order (SIMD-aligned vectors).
+pub fn dot(a: &[Vec3A], b: &[Vec3A], scratch: &mut Partials) -> f64 {
     let parts = scratch.prepare(a.len());
     parts
         .par_iter_mut()
@@ -50,11 +50,11 @@ mod tests {
 
     #[test]
     fn dot_is_thread_count_independent() {
-        let a: Vec<Vec3> = (0..5000)
-            .map(|i| Vec3::new((i as f32).sin(), 1.0 / (1.0 + i as f32), 0.3))
+        let a: Vec<Vec3A> = (0..5000)
+            .map(|i| Vec3A::new((i as f32).sin(), 1.0 / (1.0 + i as f32), 0.3))
             .collect();
-        let b: Vec<Vec3> = (0..5000)
-            .map(|i| Vec3::new((i as f32).cos(), 2.0, -(i as f32) * 1e-3))
+        let b: Vec<Vec3A> = (0..5000)
+            .map(|i| Vec3A::new((i as f32).cos(), 2.0, -(i as f32) * 1e-3))
             .collect();
         let run = |threads| {
             let pool = rayon::ThreadPoolBuilder::new()
