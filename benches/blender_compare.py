@@ -115,7 +115,7 @@ def clothbake_ms_per_frame(binary: str, resolution: int, frames: int, self_colli
         )
         data = json.loads(report.read_text())
         # Sample 0 is the rest state; the simulated frames follow it.
-        walls = [f["wall_seconds"] for f in data["frames"][1:]]
+        walls = [f["seconds"] for f in data["frames"][1:]]
         return sum(walls) * 1000.0 / len(walls)
 
 

@@ -81,6 +81,9 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             .collect();
         println!("{}", Value::Object(obj));
     } else {
+        for (_, v) in info.0.iter_mut() {
+            round_floats(v);
+        }
         for (k, v) in &info.0 {
             match v {
                 Value::Array(items) if items.iter().all(Value::is_object) && !items.is_empty() => {
@@ -95,6 +98,20 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Rounds every non-integer number to 0.1 mm / 4 decimals for the text output (JSON keeps full f32).
+fn round_floats(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(x) = n.as_f64() {
+                *v = json!((x * 1e4).round() / 1e4);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(round_floats),
+        Value::Object(map) => map.values_mut().for_each(round_floats),
+        _ => {}
+    }
 }
 
 fn cache_stats(frames: &[Vec<Vec3>], info: &mut Inspection) {

@@ -73,8 +73,8 @@ impl BlockMatrix {
         let p = &self.pattern;
         let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
         let mut acc = Mat3A::from(self.diag[i]) * x[i];
-        for s in a..b {
-            acc += self.off[s] * x[p.col[s] as usize];
+        for (m, &j) in self.off[a..b].iter().zip(&p.col[a..b]) {
+            acc += *m * x[j as usize];
         }
         acc
     }

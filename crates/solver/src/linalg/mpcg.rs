@@ -5,7 +5,7 @@
 //! P = S·C + (I−S) (eq. 5.4, C = the 3×3 diagonal blocks of A).
 
 use super::block_sparse::BlockMatrix;
-use super::reduce::{dot, sum_chunks, Partials, CHUNK};
+use super::reduce::{dot, for_each_indexed, parallel, sum_chunks, Partials, CHUNK};
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
@@ -155,7 +155,7 @@ impl Mpcg {
         }
         self.pinv.resize(n, Mat3A::IDENTITY);
         // P⁻¹ = (S C + (I − S))⁻¹ per vertex.
-        self.pinv.par_iter_mut().enumerate().for_each(|(i, pinv)| {
+        for_each_indexed(&mut self.pinv, |i, pinv| {
             let s = filter[i];
             let inv = match s {
                 Filter::Free => a.diag[i].inverse(),
@@ -172,29 +172,20 @@ impl Mpcg {
             };
         });
         // Warm start: x = S x_prev + (I − S) z.
-        x.par_iter_mut()
-            .zip(filter.par_iter().zip(z.par_iter()))
-            .for_each(|(x, (s, z))| *x = s.combine(*x, *z));
+        for_each_indexed(x, |i, x| *x = filter[i].combine(*x, z[i]));
         // b̂ = S(b − A(I − S)z) in r, P⁻¹ b̂ in h, δ0 = b̂ᵀP⁻¹b̂.
-        self.h
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, h)| *h = (z[i] - filter[i].apply(z[i])).into());
+        for_each_indexed(&mut self.h, |i, h| {
+            *h = (z[i] - filter[i].apply(z[i])).into()
+        });
         let h_vec = &self.h;
-        self.s
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, s)| *s = a.row_mul_a(i, h_vec));
+        for_each_indexed(&mut self.s, |i, s| *s = a.row_mul_a(i, h_vec));
         let pinv = &self.pinv;
         let s_vec = &self.s;
-        self.r
-            .par_iter_mut()
-            .zip(self.h.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, (r, h))| {
-                *r = filter[i].apply_a(Vec3A::from(b[i]) - s_vec[i]);
-                *h = pinv[i] * *r;
-            });
+        for_each_indexed(&mut self.r, |i, r| {
+            *r = filter[i].apply_a(Vec3A::from(b[i]) - s_vec[i])
+        });
+        let r_vec = &self.r;
+        for_each_indexed(&mut self.h, |i, h| *h = pinv[i] * r_vec[i]);
         let delta_b = dot(&self.r, &self.h, &mut self.partials);
         // Reference impulse w_i = m_i·velocity_floor·(1,1,1)/√3, filtered, in the P⁻¹ norm.
         let floor = settings.velocity_floor / 3f32.sqrt();
@@ -210,9 +201,7 @@ impl Mpcg {
             };
         }
         if delta_b == 0.0 {
-            x.par_iter_mut()
-                .zip(filter.par_iter().zip(z.par_iter()))
-                .for_each(|(x, (s, z))| *x = s.combine(Vec3::ZERO, *z));
+            for_each_indexed(x, |i, x| *x = filter[i].combine(Vec3::ZERO, z[i]));
             return CgResult {
                 iterations: 0,
                 residual: 0.0,
@@ -223,14 +212,13 @@ impl Mpcg {
         // r = S(b − A x), p = S P⁻¹ r, δ = rᵀp.
         {
             let xs: &[Vec3] = x;
-            self.r
-                .par_iter_mut()
-                .zip(self.p.par_iter_mut())
-                .enumerate()
-                .for_each(|(i, (r, p))| {
-                    *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)));
-                    *p = filter[i].apply_a(pinv[i] * *r);
-                });
+            for_each_indexed(&mut self.r, |i, r| {
+                *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
+            });
+            let r_vec = &self.r;
+            for_each_indexed(&mut self.p, |i, p| {
+                *p = filter[i].apply_a(pinv[i] * r_vec[i])
+            });
         }
         let mut delta = dot(&self.r, &self.p, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
@@ -242,19 +230,27 @@ impl Mpcg {
             // s = S·A·p and pᵀs in one pass (per-chunk f64 partials, summed in chunk order).
             let p = &self.p;
             let parts = self.partials.prepare(n);
-            self.s
-                .par_chunks_mut(CHUNK)
-                .zip(parts.par_iter_mut())
-                .enumerate()
-                .for_each(|(c, (sc, part))| {
-                    let mut acc = 0.0f64;
-                    for (k, s) in sc.iter_mut().enumerate() {
-                        let i = c * CHUNK + k;
-                        *s = filter[i].apply_a(a.row_mul_a(i, p));
-                        acc += p[i].as_dvec3().dot(s.as_dvec3());
-                    }
-                    *part = acc;
-                });
+            let matvec = |c: usize, sc: &mut [Vec3A]| -> f64 {
+                let mut acc = 0.0f64;
+                let base = c * CHUNK;
+                for (k, s) in sc.iter_mut().enumerate() {
+                    let i = base + k;
+                    *s = filter[i].apply_a(a.row_mul_a(i, p));
+                    acc += p[i].as_dvec3().dot(s.as_dvec3());
+                }
+                acc
+            };
+            if parallel(n) {
+                self.s
+                    .par_chunks_mut(CHUNK)
+                    .zip(parts.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(c, (sc, part))| *part = matvec(c, sc));
+            } else {
+                for (c, (sc, part)) in self.s.chunks_mut(CHUNK).zip(parts.iter_mut()).enumerate() {
+                    *part = matvec(c, sc);
+                }
+            }
             let ps: f64 = parts.iter().sum();
             let alpha = (delta / ps) as f32;
             if !ps.is_finite() {
@@ -267,30 +263,42 @@ impl Mpcg {
             // x += αp, r −= αs, h = P⁻¹r and rᵀh in one pass.
             let s_vec = &self.s;
             let parts = self.partials.prepare(n);
-            x.par_chunks_mut(CHUNK)
-                .zip(self.r.par_chunks_mut(CHUNK))
-                .zip(self.h.par_chunks_mut(CHUNK))
-                .zip(parts.par_iter_mut())
-                .enumerate()
-                .for_each(|(c, (((xc, rc), hc), part))| {
-                    let mut acc = 0.0f64;
-                    for k in 0..xc.len() {
-                        let i = c * CHUNK + k;
-                        xc[k] += alpha * Vec3::from(p[i]);
-                        rc[k] -= alpha * s_vec[i];
-                        hc[k] = pinv[i] * rc[k];
-                        acc += rc[k].as_dvec3().dot(hc[k].as_dvec3());
-                    }
-                    *part = acc;
-                });
+            let update = |c: usize, xc: &mut [Vec3], rc: &mut [Vec3A], hc: &mut [Vec3A]| -> f64 {
+                let mut acc = 0.0f64;
+                let base = c * CHUNK;
+                let (pc, sc) = (&p[base..base + xc.len()], &s_vec[base..base + xc.len()]);
+                let pic = &pinv[base..base + xc.len()];
+                for k in 0..xc.len() {
+                    xc[k] += alpha * Vec3::from(pc[k]);
+                    rc[k] -= alpha * sc[k];
+                    hc[k] = pic[k] * rc[k];
+                    acc += rc[k].as_dvec3().dot(hc[k].as_dvec3());
+                }
+                acc
+            };
+            if parallel(n) {
+                x.par_chunks_mut(CHUNK)
+                    .zip(self.r.par_chunks_mut(CHUNK))
+                    .zip(self.h.par_chunks_mut(CHUNK))
+                    .zip(parts.par_iter_mut())
+                    .enumerate()
+                    .for_each(|(c, (((xc, rc), hc), part))| *part = update(c, xc, rc, hc));
+            } else {
+                for (c, (((xc, rc), hc), part)) in x
+                    .chunks_mut(CHUNK)
+                    .zip(self.r.chunks_mut(CHUNK))
+                    .zip(self.h.chunks_mut(CHUNK))
+                    .zip(parts.iter_mut())
+                    .enumerate()
+                {
+                    *part = update(c, xc, rc, hc);
+                }
+            }
             let old = delta;
             delta = parts.iter().sum();
             let beta = (delta / old) as f32;
             let h = &self.h;
-            self.p
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(i, p)| *p = filter[i].apply_a(h[i] + beta * *p));
+            for_each_indexed(&mut self.p, |i, p| *p = filter[i].apply_a(h[i] + beta * *p));
             it += 1;
         }
         let finite = delta.is_finite();

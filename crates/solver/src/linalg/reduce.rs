@@ -1,11 +1,31 @@
 //! Deterministic parallel reductions: fixed-size chunks reduced in parallel into a per-chunk f64
-//! array, then summed sequentially, so the result is bit-identical at any thread count.
+//! array, then summed sequentially, so the result is bit-identical at any thread count. Small
+//! systems run the same chunks on the calling thread (same partition, same bits): below
+//! [`PARALLEL_FROM`] elements a rayon dispatch costs more than the pass itself.
 
 use glam::Vec3A;
 use rayon::prelude::*;
 
 /// Vertices per reduction chunk (fixed, independent of the thread count).
 pub const CHUNK: usize = 512;
+
+/// Elements from which a pass is split over the thread pool (16 chunks); smaller passes run serially.
+pub const PARALLEL_FROM: usize = 16 * CHUNK;
+
+/// Whether an n-element pass runs on the thread pool.
+#[inline]
+pub fn parallel(n: usize) -> bool {
+    n >= PARALLEL_FROM
+}
+
+/// `f(i, &mut v[i])` for every i, serially below [`PARALLEL_FROM`] elements.
+pub fn for_each_indexed<T: Send>(v: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    if parallel(v.len()) {
+        v.par_iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+    } else {
+        v.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+    }
+}
 
 /// Scratch for [`dot`]: one partial sum per chunk.
 #[derive(Debug, Default, Clone)]
@@ -21,26 +41,24 @@ impl Partials {
 
 /// Σ aᵢ·bᵢ accumulated in f64 in a fixed order (SIMD-aligned vectors).
 pub fn dot(a: &[Vec3A], b: &[Vec3A], scratch: &mut Partials) -> f64 {
-    let parts = scratch.prepare(a.len());
-    parts
-        .par_iter_mut()
-        .zip(a.par_chunks(CHUNK).zip(b.par_chunks(CHUNK)))
-        .for_each(|(out, (ca, cb))| {
-            *out = ca
-                .iter()
-                .zip(cb)
-                .map(|(x, y)| x.as_dvec3().dot(y.as_dvec3()))
-                .sum();
-        });
-    parts.iter().sum()
+    sum_chunks(a.len(), scratch, |i| a[i].as_dvec3().dot(b[i].as_dvec3()))
 }
 
 /// Σᵢ term(i) for i in 0..n, accumulated in f64 per fixed chunk, chunks summed in order.
 pub fn sum_chunks(n: usize, scratch: &mut Partials, term: impl Fn(usize) -> f64 + Sync) -> f64 {
     let parts = scratch.prepare(n);
-    parts.par_iter_mut().enumerate().for_each(|(c, out)| {
-        *out = (c * CHUNK..n.min((c + 1) * CHUNK)).map(&term).sum();
-    });
+    let chunk = |c: usize| -> f64 { (c * CHUNK..n.min((c + 1) * CHUNK)).map(&term).sum() };
+    if parallel(n) {
+        parts
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(c, out)| *out = chunk(c));
+    } else {
+        parts
+            .iter_mut()
+            .enumerate()
+            .for_each(|(c, out)| *out = chunk(c));
+    }
     parts.iter().sum()
 }
 
@@ -64,5 +82,20 @@ mod tests {
             pool.install(|| dot(&a, &b, &mut Partials::default()))
         };
         assert_eq!(run(1).to_bits(), run(3).to_bits());
+        // Serial (small) and parallel (large) paths share the chunk partition: a large vector's
+        // sum equals the in-order sum of its chunks' serial sums.
+        let big: Vec<Vec3A> = (0..PARALLEL_FROM + 700)
+            .map(|i| Vec3A::new((i as f32).sin(), 0.5, (i as f32) * 1e-4))
+            .collect();
+        let whole = dot(&big, &big, &mut Partials::default());
+        let by_chunk: f64 = big
+            .chunks(CHUNK)
+            .map(|c| {
+                c.iter()
+                    .map(|x| x.as_dvec3().dot(x.as_dvec3()))
+                    .sum::<f64>()
+            })
+            .sum();
+        assert_eq!(whole.to_bits(), by_chunk.to_bits());
     }
 }

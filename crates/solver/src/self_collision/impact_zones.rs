@@ -2,7 +2,8 @@
 //! impulse iterations are merged into impact zones, and each zone moves as one rigid body for the
 //! substep (momentum-conserving: linear and angular momentum of the zone are kept). A rigidly moving
 //! zone cannot intersect itself, so repeating detect → merge → rigidify ends intersection-free.
-//! Zones containing pinned vertices follow the rigid motion fitted to the pinned vertices.
+//! Zones containing immovable vertices follow the rigid motion fitted to those vertices; if they do
+//! not move rigidly themselves, they are moved with the zone for this substep.
 
 use super::contact::Contact;
 use glam::{DMat3, DQuat, DVec3, Vec3};
@@ -138,14 +139,27 @@ fn rigid_zone(group: &[(u32, u32)], x0: &[Vec3], v: &mut [Vec3], h: f64, inv_mas
         DVec3::ZERO
     };
     let rot = DQuat::from_scaled_axis(omega * h);
+    let rigid = |i: usize| -> DVec3 {
+        let p0 = x0[i].as_dvec3();
+        (xc + h * vc + rot * (p0 - xc) - p0) / h
+    };
+    // Immovable vertices keep their velocities only if they already move with the fitted rigid
+    // motion; otherwise (e.g. several held vertices sliding differently) the zone would not be
+    // rigid and could still cross itself, so they are moved rigidly too (the pin/contact gives
+    // way for this substep; guaranteed crossing-free motion comes first).
+    let scale = group.iter().fold(0.0f64, |m, &(_, i)| {
+        m.max(v[i as usize].as_dvec3().length())
+    }) + 1e-3;
+    let consistent = group
+        .iter()
+        .filter(|&&(_, i)| inv_mass[i as usize] <= 0.0)
+        .all(|&(_, i)| (rigid(i as usize) - v[i as usize].as_dvec3()).length() <= 1e-6 * scale);
     for &(_, i) in group {
         let i = i as usize;
-        if inv_mass[i] <= 0.0 {
+        if inv_mass[i] <= 0.0 && consistent {
             continue;
         }
-        let p0 = x0[i].as_dvec3();
-        let p1 = xc + h * vc + rot * (p0 - xc);
-        v[i] = ((p1 - p0) / h).as_vec3();
+        v[i] = rigid(i).as_vec3();
     }
 }
 

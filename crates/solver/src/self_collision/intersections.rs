@@ -1,6 +1,8 @@
 //! Independent intersection counter: the number of intersecting triangle pairs of one
 //! configuration (triangle–triangle test of Möller 1997, "A fast triangle-triangle intersection
-//! test", in f64, with the coplanar case done in 2D). Pairs sharing a vertex are skipped. It uses
+//! test", in f64, with the coplanar case done in 2D). Pairs sharing a vertex are skipped.
+//! Near-coplanar pairs (within [`COPLANAR_TOLERANCE`] × triangle size) go to the 2D test, which
+//! counts only overlap with positive area. It uses
 //! its own sort-based uniform grid, not the solver's broad phase, so tests and bake reports check
 //! the collision code against something that does not share its bugs. Touching counts as
 //! intersecting.
@@ -107,21 +109,34 @@ pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
         .sum()
 }
 
-/// Möller's interval test: do triangles `v` and `u` intersect (touching included)?
+/// Relative tolerance of the coplanarity decision: a triangle whose three vertices all lie within
+/// `COPLANAR_TOLERANCE` × (longest edge of the other triangle) of that triangle's plane is treated
+/// as lying in it, and the pair is decided by the 2D test (positive overlap area). Otherwise the
+/// exact f64 plane distances are used unmodified: snapping only some of them to zero would move
+/// the computed intersection line by (snap size) / sin(angle between the planes), which for
+/// nearly parallel triangles is many triangle sizes and produced false positives on flat sheets.
+const COPLANAR_TOLERANCE: f64 = 1e-6;
+
+/// Relative overlap area (fraction of the smaller triangle's area) above which two coplanar
+/// triangles count as intersecting; below it they merely touch along an edge or at a vertex,
+/// which for coplanar triangles (e.g. two triangles of a flat sheet) is not an intersection.
+const COPLANAR_AREA_FRACTION: f64 = 1e-9;
+
+/// Möller's interval test: do triangles `v` and `u` intersect (touching included, except for
+/// near-coplanar pairs, within 1e-6 × the longest edge, which must overlap with positive area)?
 pub fn triangles_intersect(v: [DVec3; 3], u: [DVec3; 3]) -> bool {
-    let scale = v
-        .iter()
-        .chain(u.iter())
-        .fold(0.0f64, |m, p| m.max(p.abs().max_element()))
-        .max(1e-30);
-    let eps = 1e-12 * scale;
+    let longest = |t: &[DVec3; 3]| {
+        (0..3)
+            .map(|k| t[k].distance(t[(k + 1) % 3]))
+            .fold(0.0f64, f64::max)
+    };
     let n1 = (v[1] - v[0]).cross(v[2] - v[0]);
     let n1_len = n1.length();
     if n1_len == 0.0 {
         return false;
     }
     let n1 = n1 / n1_len;
-    let du = u.map(|p| snap(n1.dot(p - v[0]), eps));
+    let du = u.map(|p| n1.dot(p - v[0]));
     if du[0] * du[1] > 0.0 && du[0] * du[2] > 0.0 {
         return false;
     }
@@ -131,9 +146,17 @@ pub fn triangles_intersect(v: [DVec3; 3], u: [DVec3; 3]) -> bool {
         return false;
     }
     let n2 = n2 / n2_len;
-    let dv = v.map(|p| snap(n2.dot(p - u[0]), eps));
+    let dv = v.map(|p| n2.dot(p - u[0]));
     if dv[0] * dv[1] > 0.0 && dv[0] * dv[2] > 0.0 {
         return false;
+    }
+    // Near-coplanar: one triangle lies (within tolerance) in the other's plane.
+    let flat = |d: [f64; 3], eps: f64| d.iter().all(|x| x.abs() <= eps);
+    if flat(du, COPLANAR_TOLERANCE * longest(&v)) {
+        return coplanar_intersect(n1, v, u);
+    }
+    if flat(dv, COPLANAR_TOLERANCE * longest(&u)) {
+        return coplanar_intersect(n2, v, u);
     }
     let d = n1.cross(n2);
     let ax = d.abs();
@@ -150,14 +173,6 @@ pub fn triangles_intersect(v: [DVec3; 3], u: [DVec3; 3]) -> bool {
         return coplanar_intersect(n1, v, u);
     };
     !(i1.1 < i2.0 || i2.1 < i1.0)
-}
-
-fn snap(d: f64, eps: f64) -> f64 {
-    if d.abs() < eps {
-        0.0
-    } else {
-        d
-    }
 }
 
 /// Interval of the triangle on the intersection line (projections `p`, signed plane distances
@@ -183,8 +198,10 @@ fn interval(p: [f64; 3], d: [f64; 3]) -> Option<(f64, f64)> {
     Some(if t1 <= t2 { (t1, t2) } else { (t2, t1) })
 }
 
-/// Coplanar triangles: project onto the plane's dominant axes; intersect if any edges cross or
-/// one triangle contains a vertex of the other.
+/// Coplanar triangles: project along the plane normal `n` onto its dominant axes; they intersect
+/// iff the projections overlap with positive area (more than [`COPLANAR_AREA_FRACTION`] of the
+/// smaller one). Touching along an edge or at a vertex does not count, so two triangles of a flat
+/// sheet that share no vertex never intersect.
 fn coplanar_intersect(n: DVec3, v: [DVec3; 3], u: [DVec3; 3]) -> bool {
     let a = n.abs();
     let proj = |p: DVec3| -> DVec2 {
@@ -197,34 +214,44 @@ fn coplanar_intersect(n: DVec3, v: [DVec3; 3], u: [DVec3; 3]) -> bool {
         }
     };
     let v2 = v.map(proj);
-    let u2 = u.map(proj);
-    for i in 0..3 {
-        for j in 0..3 {
-            if segments_cross_2d(v2[i], v2[(i + 1) % 3], u2[j], u2[(j + 1) % 3]) {
-                return true;
+    let mut u2 = u.map(proj);
+    let (av, au) = (
+        orient(v2[0], v2[1], v2[2]).abs(),
+        orient(u2[0], u2[1], u2[2]),
+    );
+    if au < 0.0 {
+        u2.swap(1, 2);
+    }
+    let min_area = av.min(au.abs());
+    if min_area == 0.0 {
+        return false;
+    }
+    // Clip v2 by the three half-planes of the counter-clockwise u2 (Sutherland–Hodgman).
+    let mut poly: Vec<DVec2> = v2.to_vec();
+    for j in 0..3 {
+        let (c, d) = (u2[j], u2[(j + 1) % 3]);
+        let mut out = Vec::with_capacity(poly.len() + 1);
+        for i in 0..poly.len() {
+            let (p, q) = (poly[i], poly[(i + 1) % poly.len()]);
+            let (sp, sq) = (orient(c, d, p), orient(c, d, q));
+            if sp >= 0.0 {
+                out.push(p);
+            }
+            if (sp > 0.0 && sq < 0.0) || (sp < 0.0 && sq > 0.0) {
+                out.push(p + (q - p) * (sp / (sp - sq)));
             }
         }
+        poly = out;
+        if poly.len() < 3 {
+            return false;
+        }
     }
-    point_in_triangle_2d(v2[0], u2) || point_in_triangle_2d(u2[0], v2)
+    let twice_area: f64 = (0..poly.len())
+        .map(|i| poly[i].perp_dot(poly[(i + 1) % poly.len()]))
+        .sum();
+    twice_area.abs() > COPLANAR_AREA_FRACTION * min_area
 }
 
 fn orient(a: DVec2, b: DVec2, c: DVec2) -> f64 {
     (b - a).perp_dot(c - a)
-}
-
-fn segments_cross_2d(a: DVec2, b: DVec2, c: DVec2, d: DVec2) -> bool {
-    let (o1, o2) = (orient(a, b, c), orient(a, b, d));
-    let (o3, o4) = (orient(c, d, a), orient(c, d, b));
-    o1 * o2 < 0.0 && o3 * o4 < 0.0
-}
-
-fn point_in_triangle_2d(p: DVec2, t: [DVec2; 3]) -> bool {
-    let (d1, d2, d3) = (
-        orient(t[0], t[1], p),
-        orient(t[1], t[2], p),
-        orient(t[2], t[0], p),
-    );
-    let neg = d1 < 0.0 || d2 < 0.0 || d3 < 0.0;
-    let pos = d1 > 0.0 || d2 > 0.0 || d3 > 0.0;
-    !(neg && pos)
 }

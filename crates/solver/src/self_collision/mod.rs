@@ -207,7 +207,7 @@ impl SelfCollision {
             .par_iter_mut()
             .zip(x0.par_iter().zip(v.par_iter()))
             .for_each(|(x1, (p, u))| *x1 = *p + *u * h);
-        self.build_candidates(x0, inv_mass);
+        self.build_candidates(x0);
         report.candidates = (self.vf.len() + self.ee.len()) as u32;
 
         // 1. Proximity repulsion with friction (BFA02 §7.2), Gauss–Seidel in candidate order.
@@ -227,7 +227,7 @@ impl SelfCollision {
         let mut all = true;
         loop {
             if rebuild {
-                self.build_candidates(x0, inv_mass);
+                self.build_candidates(x0);
                 report.rebuilds += 1;
                 rebuild = false;
             }
@@ -271,7 +271,7 @@ impl SelfCollision {
                 rebuild |= self.moved(&[i], x0, v, h);
             }
             if rebuild {
-                self.build_candidates(x0, inv_mass);
+                self.build_candidates(x0);
                 report.rebuilds += 1;
                 rebuild = false;
             }
@@ -306,7 +306,7 @@ impl SelfCollision {
 
     /// Broad phase: boxes of x0 → x1 inflated by `BOX_INFLATION`·thickness, spatial hashes of
     /// triangles and edges, vertex–triangle and edge–edge candidates in a fixed order.
-    fn build_candidates(&mut self, x0: &[Vec3], inv_mass: &[f32]) {
+    fn build_candidates(&mut self, x0: &[Vec3]) {
         let Self {
             triangles,
             edges,
@@ -348,7 +348,8 @@ impl SelfCollision {
             let (la, lb) = (layer[a as usize], layer[b as usize]);
             la != lb || layer_self_collide[la as usize]
         };
-        let pinned = |i: u32| inv_mass[i as usize] <= 0.0;
+        // Pairs of immovable vertices are kept: if their prescribed motions cross, only the
+        // impact-zone fail-safe can (and does) resolve them.
         let (tris, eds, eb, tb) = (&*triangles, &*edges, &*ebox, &*tbox);
         let (vown, eown, tedges) = (&*vertex_owner, &*edge_owner, &*triangle_edges);
         // Candidates from overlapping triangle pairs (t, u): a vertex is tested against u only from
@@ -359,10 +360,7 @@ impl SelfCollision {
                 return;
             }
             let tri = tris[u as usize];
-            if tri.contains(&p)
-                || !vb[p as usize].overlaps(&tb[u as usize])
-                || !allowed(p, tri[0])
-                || (pinned(p) && tri.iter().all(|&k| pinned(k)))
+            if tri.contains(&p) || !vb[p as usize].overlaps(&tb[u as usize]) || !allowed(p, tri[0])
             {
                 return;
             }
@@ -383,7 +381,6 @@ impl SelfCollision {
                         || fb.contains(&ea[1])
                         || !eb[f as usize].overlaps(&eb[g as usize])
                         || !allowed(ea[0], fb[0])
-                        || ea.iter().chain(fb.iter()).all(|&k| pinned(k))
                     {
                         continue;
                     }
