@@ -17,7 +17,8 @@ pub fn material_presets() -> Vec<&'static str> {
     Material::presets().iter().map(|(name, _)| *name).collect()
 }
 
-/// Solver settings from `[scene]` and `[wind]`; unset tolerances keep the solver's defaults.
+/// Solver settings from `[scene]` and `[wind]`; unset tolerances keep the solver's defaults,
+/// `scene.air_damping` is always given (its default equals the solver's).
 pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
     let s = &scene.file.settings;
     let defaults = SimSettings::default();
@@ -32,6 +33,7 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         }),
         cg_tolerance: s.cg_tolerance.unwrap_or(defaults.cg_tolerance),
         cg_max_iterations: s.cg_max_iterations.unwrap_or(defaults.cg_max_iterations),
+        air_damping: s.air_damping,
         ..defaults
     }
 }
@@ -228,6 +230,18 @@ impl PinTargetBuffers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scene_air_damping_default_is_the_solvers() {
+        assert_eq!(
+            clothbake_io::DEFAULT_AIR_DAMPING,
+            clothbake_solver::DEFAULT_AIR_DAMPING
+        );
+        assert_eq!(
+            clothbake_io::Settings::default().air_damping,
+            SimSettings::default().air_damping
+        );
+    }
 
     #[test]
     fn vertex_uvs_detects_seams() {

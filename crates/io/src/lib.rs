@@ -48,5 +48,5 @@ pub use loaded_scene::{load_scene, LoadedScene};
 pub use pins::Pins;
 pub use scene::{
     ColliderSpec, Follow, Format, GarmentSpec, OutputSpec, PinSpec, ProxyMode, RestShape,
-    SceneFile, Settings, Shape, Space, Up, WindSpec,
+    SceneFile, Settings, Shape, Space, Up, WindSpec, DEFAULT_AIR_DAMPING,
 };

@@ -79,7 +79,7 @@ pub enum ProxyMode {
     Auto,
 }
 
-/// `[scene]`: timing, substeps, gravity and solver tolerances.
+/// `[scene]`: timing, substeps, gravity, air damping and solver tolerances.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
@@ -104,7 +104,15 @@ pub struct Settings {
     pub cg_tolerance: Option<f32>,
     /// MPCG iteration cap.
     pub cg_max_iterations: Option<u32>,
+    /// Linear air damping c, kg/(m²·s) (>= 0): per-vertex drag −c·A·(v − v_wind), Blender's "air
+    /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
+    #[serde(default = "default_air_damping")]
+    pub air_damping: f32,
 }
+
+/// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
+/// kept equal by a test in the CLI crate).
+pub const DEFAULT_AIR_DAMPING: f32 = 0.02;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -117,6 +125,7 @@ impl Default for Settings {
             time_offset: 0.0,
             cg_tolerance: None,
             cg_max_iterations: None,
+            air_damping: default_air_damping(),
         }
     }
 }
@@ -401,6 +410,9 @@ fn default_frame_start() -> i32 {
 fn default_substeps() -> u32 {
     5
 }
+fn default_air_damping() -> f32 {
+    DEFAULT_AIR_DAMPING
+}
 fn default_gravity() -> [f32; 3] {
     [0.0, -9.81, 0.0]
 }
@@ -584,6 +596,7 @@ impl Validator<'_> {
         }
         self.vec3("scene.gravity", s.gravity)?;
         self.finite("scene.time_offset", s.time_offset)?;
+        self.non_negative("scene.air_damping", s.air_damping)?;
         if let Some(t) = s.cg_tolerance {
             self.positive("scene.cg_tolerance", t)?;
         }

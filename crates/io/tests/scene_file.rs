@@ -19,6 +19,8 @@ fn minimal_scene_gets_documented_defaults() {
     assert_eq!(s.settings.frame_end, None);
     assert_eq!(s.settings.substeps, 5);
     assert_eq!(s.settings.gravity, [0.0, -9.81, 0.0]);
+    assert_eq!(s.settings.air_damping, 0.02);
+    assert_eq!(s.settings.air_damping, clothbake_io::DEFAULT_AIR_DAMPING);
     assert_eq!(s.output.formats, vec![Format::Pc2]);
     assert_eq!(s.output.space, Space::World);
     assert_eq!(s.output.up, Up::Y);
@@ -198,12 +200,24 @@ fn bad_values_name_the_field() {
             "collider[0].keys[1].frame",
         ),
         ("[scene]\ngravity = [0.0, nan, 0.0]\n", "scene.gravity[1]"),
+        ("[scene]\nair_damping = -0.5\n", "scene.air_damping: must be >= 0, got -0.5"),
+        ("[scene]\nair_damping = inf\n", "scene.air_damping: must be >= 0"),
     ];
     for (text, want) in cases {
         let e = parse(text).expect_err(text);
         assert!(e.starts_with("shots/scene.toml: "), "{e}");
         assert!(e.contains(want), "for {text:?}: got {e:?}, want {want:?}");
     }
+}
+
+#[test]
+fn air_damping_is_parsed() {
+    let s = parse("[scene]\nair_damping = 0.25\n").unwrap();
+    assert_eq!(s.settings.air_damping, 0.25);
+    let s = parse("[scene]\nair_damping = 0.0\n").unwrap();
+    assert_eq!(s.settings.air_damping, 0.0);
+    let e = parse("[scene]\nair_viscosity = 0.25\n").unwrap_err();
+    assert!(e.contains("unknown field `air_viscosity`"), "{e}");
 }
 
 #[test]

@@ -105,6 +105,8 @@ pub struct Model {
     pub initial_positions: Vec<Vec3>,
     /// Lumped mass (kg): density · area / 3 from each adjacent triangle (rest areas).
     pub mass: Vec<f32>,
+    /// Lumped area (m²): one third of each adjacent triangle's rest area (for air damping).
+    pub area: Vec<f32>,
     pub triangles: Vec<[u32; 3]>,
     pub triangle_rest: Vec<TriangleRest>,
     /// Index into `materials` (= the garment index).
@@ -161,6 +163,7 @@ impl Model {
             garments: Vec::new(),
             initial_positions: Vec::new(),
             mass: Vec::new(),
+            area: Vec::new(),
             triangles: Vec::new(),
             triangle_rest: Vec::new(),
             triangle_material: Vec::new(),
@@ -242,6 +245,7 @@ impl Model {
         let tri_base = self.triangles.len();
         self.materials.push(g.material);
         let mut mass = vec![0.0f32; n];
+        let mut area = vec![0.0f32; n];
         for (t, tri) in g.triangles.iter().enumerate() {
             let p = tri.map(|i| g.positions[i as usize]);
             let rest = match (g.rest, uvs) {
@@ -273,6 +277,7 @@ impl Model {
             };
             for &i in tri {
                 mass[i as usize] += g.material.density * rest.area / 3.0;
+                area[i as usize] += rest.area / 3.0;
             }
             self.triangles.push(tri.map(|i| i + base));
             self.triangle_rest.push(rest);
@@ -332,6 +337,7 @@ impl Model {
         self.pins.extend(pins);
         self.initial_positions.extend_from_slice(&g.positions);
         self.mass.extend(mass);
+        self.area.extend(area);
         self.thickness.resize(base as usize + n, g.thickness);
         self.friction.resize(base as usize + n, g.friction);
         self.self_collision.push(g.self_collision);

@@ -2,6 +2,9 @@
 //!
 //!   A = M − h·∂f/∂v − h²·∂f/∂x,   b = h·(f0 + h·∂f/∂x·v0 + ∂f/∂x·y),   Δx = h(v0 + Δv) + y.
 //!
+//! Linear air damping f_i = −c·A_i·(v_i − v_air) (c in kg/(m²·s), A_i the lumped area) is per vertex:
+//! ∂f/∂v = −c·A_i·I adds h·c·A_i·I to the diagonal block and h·f_i to b.
+//!
 //! Elements (triangles: stretch/shear + aero; hinges: bend) are evaluated in parallel into per-element
 //! scratch; each matrix block and each row of b is then gathered in parallel from a list of element
 //! sources fixed at construction (no atomics, no scatter races: bit-identical at any thread count).
@@ -52,6 +55,8 @@ pub struct StepInputs<'a> {
     /// m/s².
     pub gravity: Vec3,
     pub wind: Option<&'a Wind>,
+    /// Linear air damping coefficient c (kg/(m²·s) = N·s/m³); 0 disables it.
+    pub air_damping: f32,
 }
 
 /// The system matrix, right-hand side and the reusable element scratch.
@@ -117,6 +122,7 @@ impl Assembly {
     pub fn assemble(&mut self, model: &Model, inp: &StepInputs, cons: &Constraints) -> f32 {
         let nt = model.triangles.len();
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
+        let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
         let (tri_blocks, hinge_blocks) = self.blocks.split_at_mut(9 * nt);
         let (tri_g, hinge_g) = self.g.split_at_mut(3 * nt);
         tri_blocks
@@ -172,6 +178,11 @@ impl Assembly {
                 let mut f = h * m * inp.gravity + cons.rhs[i];
                 for &s in rows_g.sources(i) {
                     f += gs[s as usize];
+                }
+                if inp.air_damping > 0.0 {
+                    let hca = h * inp.air_damping * model.area[i];
+                    a += Mat3::from_diagonal(Vec3::splat(hca));
+                    f -= hca * (v0[i] - v_air);
                 }
                 *d = a;
                 *b = f;
