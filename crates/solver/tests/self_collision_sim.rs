@@ -24,7 +24,23 @@ fn intersections(sim: &Simulation) -> usize {
 /// A square sheet lying on the ground; its far edge (row j = n−1) is pinned and swung over the top
 /// about the middle line, so the sheet folds in half onto itself and stays folded.
 #[test]
-fn sheet_folded_over_by_its_pinned_edge_never_intersects() {
+fn sheet_folded_over_by_its_pinned_edge_never_intersects_without_air_damping() {
+    fold_sheet_over_by_its_pinned_edge(0.0);
+}
+
+/// KNOWN FAILURE (issue 5 stays open): the same fold with the default air damping (0.02 kg/(m²·s))
+/// ends with 66 triangle–triangle intersections at frame 29. The self-collision response is
+/// sensitive to the trajectory; run with `--ignored` to reproduce.
+#[test]
+#[ignore = "known self-collision failure: 66 intersections at frame 29 with default air damping"]
+fn sheet_folded_over_by_its_pinned_edge_never_intersects_with_default_air_damping() {
+    fold_sheet_over_by_its_pinned_edge(clothbake_solver::DEFAULT_AIR_DAMPING);
+}
+
+/// Swings the pinned edge of a sheet lying on the ground over the sheet's other half and checks
+/// that no triangles intersect at any frame, that the swung half ends above the lower half, and
+/// that the layers touch. `air_damping` in kg/(m²·s).
+fn fold_sheet_over_by_its_pinned_edge(air_damping: f32) {
     let n = 18;
     let size = 0.5;
     let y0 = 0.006;
@@ -38,12 +54,9 @@ fn sheet_folded_over_by_its_pinned_edge_never_intersects() {
         })
         .collect();
     let rest = g.positions.clone();
-    // Without air damping (bit-identical to the solver before it existed). KNOWN WEAKNESS: with the
-    // default air damping (0.02 kg/(m²·s)) this fold produces 142 intersections at frame 29 — the
-    // self-collision response is sensitive to the trajectory; to be fixed in self_collision/.
     let settings = SimSettings {
         substeps: 6,
-        air_damping: 0.0,
+        air_damping,
         ..SimSettings::default()
     };
     let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
