@@ -10,4 +10,5 @@ mod inspect;
 mod interrupt;
 mod json;
 mod samples;
+mod self_collision;
 mod sim_failure;
