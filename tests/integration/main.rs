@@ -11,3 +11,4 @@ mod interrupt;
 mod json;
 mod samples;
 mod sim_failure;
+mod stages;
