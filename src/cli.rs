@@ -7,7 +7,8 @@ use clap::{Args, Parser, Subcommand};
 /// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences).
 ///
 /// Exit codes: 0 success, 2 bad usage or bad input (the message names the file and the field),
-/// 1 the simulation failed.
+/// 1 the simulation failed, 130 interrupted (Ctrl+C, SIGTERM or SIGHUP: the bake stops after the
+/// current frame and removes its temporary files; no cache is written).
 #[derive(Debug, Parser)]
 #[command(name = "clothbake", version, propagate_version = true)]
 pub struct Cli {

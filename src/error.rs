@@ -20,13 +20,22 @@ pub enum CliError {
     /// The simulation itself failed (diverged, non-finite state, invalid model).
     #[error("simulation failed: {0}")]
     Simulation(String),
+    /// SIGINT/SIGTERM/SIGHUP stopped the bake between frames; its temporary files were removed.
+    #[error("interrupted{}: the bake stopped; no cache or report was written (temporary files removed)",
+        match .last_frame { Some(f) => format!(" after frame {f}"), None => String::new() })]
+    Interrupted {
+        /// The last frame simulated, if any.
+        last_frame: Option<i32>,
+    },
 }
 
 impl CliError {
-    /// 2 for bad usage or input, 1 when the simulation (or writing its results) failed.
+    /// 2 for bad usage or input, 1 when the simulation (or writing its results) failed, 130 when
+    /// interrupted.
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Input(_) => 2,
+            CliError::Interrupted { .. } => crate::interrupt::EXIT_INTERRUPTED,
             CliError::Write { .. } | CliError::Output(_) | CliError::Simulation(_) => 1,
         }
     }

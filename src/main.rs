@@ -1,10 +1,11 @@
 //! The `clothbake` command-line program: parses arguments, runs one command, maps errors to exit
-//! codes (0 success, 2 bad usage or input, 1 the simulation failed).
+//! codes (0 success, 2 bad usage or input, 1 the simulation failed, 130 interrupted).
 
 mod cli;
 mod commands;
 mod error;
 mod fs_util;
+mod interrupt;
 mod progress;
 mod report;
 mod samples;
@@ -15,6 +16,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
+use crate::error::CliError;
+use crate::interrupt::Interrupt;
 use crate::progress::Reporter;
 
 fn main() -> ExitCode {
@@ -27,7 +30,12 @@ fn main() -> ExitCode {
         Command::Sample(_) => false,
     };
     let result = match &cli.command {
-        Command::Bake(a) => commands::bake::run(a),
+        Command::Bake(a) => match Interrupt::install() {
+            Ok(interrupt) => commands::bake::run(a, &interrupt),
+            Err(e) => Err(CliError::Output(format!(
+                "cannot install the Ctrl+C/SIGTERM handler: {e}"
+            ))),
+        },
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Check(a) => commands::check::run(a),
         Command::Sample(a) => commands::sample::run(a),

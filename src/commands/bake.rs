@@ -12,6 +12,7 @@ use glam::Vec3;
 use crate::cli::{BakeArgs, FormatArg};
 use crate::commands::sample::write_sample;
 use crate::error::{CliError, Result};
+use crate::interrupt::Interrupt;
 use crate::progress::{FrameEvent, Reporter};
 use crate::report::{BakeReport, FrameRecord, GarmentRecord};
 use crate::scene_to_solver::{
@@ -22,14 +23,15 @@ use crate::scene_to_solver::{
 const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
 const DEFAULT_OUTPUT: &str = "clothbake-out";
 
-pub fn run(args: &BakeArgs) -> Result<()> {
+/// Bakes; stops between frames (removing every temporary file) once `interrupt` is requested.
+pub fn run(args: &BakeArgs, interrupt: &Interrupt) -> Result<()> {
     let mut reporter = Reporter::new(args.json);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads)
         .build()
         .map_err(|e| CliError::Input(format!("--threads {}: {e}", args.threads)))?;
     let threads = pool.current_num_threads();
-    pool.install(|| bake(args, &mut reporter, threads))
+    pool.install(|| bake(args, &mut reporter, threads, interrupt))
 }
 
 /// Where the outputs of one bake go.
@@ -42,7 +44,12 @@ struct Plan {
     last: i32,
 }
 
-fn bake(args: &BakeArgs, reporter: &mut Reporter, threads: usize) -> Result<()> {
+fn bake(
+    args: &BakeArgs,
+    reporter: &mut Reporter,
+    threads: usize,
+    interrupt: &Interrupt,
+) -> Result<()> {
     let started = Instant::now();
     // With no SCENE, the default sample is written to a temporary folder (removed on drop).
     let (_temp, scene_path) = match &args.scene {
@@ -131,6 +138,12 @@ fn bake(args: &BakeArgs, reporter: &mut Reporter, threads: usize) -> Result<()> 
     let bake_started = Instant::now();
     let mut done = 0usize;
     for frame in scene.frame_start..=plan.last {
+        if interrupt.requested() {
+            // Dropping the unfinished writers removes their temporary files.
+            return Err(CliError::Interrupted {
+                last_frame: (frame > scene.frame_start).then_some(frame - 1),
+            });
+        }
         let frame_started = Instant::now();
         let stats = if frame > scene.frame_start {
             scene.colliders.shapes_at(frame as f32, &mut shapes_end);
@@ -213,6 +226,11 @@ fn bake(args: &BakeArgs, reporter: &mut Reporter, threads: usize) -> Result<()> 
         report.frames.push(rec);
     }
 
+    if interrupt.requested() {
+        return Err(CliError::Interrupted {
+            last_frame: Some(plan.last),
+        });
+    }
     let mut outputs = Vec::new();
     for w in writers {
         let paths = w.finish().map_err(|e| CliError::Output(e.to_string()))?;

@@ -7,5 +7,6 @@ mod bake;
 mod determinism;
 mod errors;
 mod inspect;
+mod interrupt;
 mod json;
 mod samples;

@@ -1,5 +1,6 @@
 //! A file that appears under its final name only when complete: written as a temporary file in the
-//! same folder, renamed on [`AtomicFile::commit`], removed if dropped before.
+//! same folder, renamed on [`AtomicFile::commit`] (or closed first and renamed later, see
+//! [`PendingFile`]), removed if dropped before.
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -57,17 +58,24 @@ impl AtomicFile {
     }
 
     /// Flushes, syncs and renames the temporary file to the final name.
-    pub(crate) fn commit(mut self) -> Result<PathBuf> {
-        let w = self.writer.take().expect("AtomicFile committed twice");
+    pub(crate) fn commit(self) -> Result<PathBuf> {
+        self.close()?.commit()
+    }
+
+    /// Flushes, syncs and closes the temporary file without renaming it yet: the returned
+    /// [`PendingFile`] renames it on `commit` and removes it if dropped before.
+    pub(crate) fn close(mut self) -> Result<PendingFile> {
+        let w = self.writer.take().expect("AtomicFile closed twice");
+        // From here on `self` no longer owns the temporary file: the PendingFile does.
+        let pending = PendingFile {
+            final_path: std::mem::take(&mut self.final_path),
+            temp_path: Some(std::mem::take(&mut self.temp_path)),
+        };
         let file = w
             .into_inner()
-            .map_err(|e| IoError::io(&self.temp_path, e.into_error()))?;
-        file.sync_all()
-            .map_err(|e| IoError::io(&self.temp_path, e))?;
-        drop(file);
-        std::fs::rename(&self.temp_path, &self.final_path)
-            .map_err(|e| IoError::io(&self.final_path, e))?;
-        Ok(self.final_path.clone())
+            .map_err(|e| pending.io_error(e.into_error()))?;
+        file.sync_all().map_err(|e| pending.io_error(e))?;
+        Ok(pending)
     }
 }
 
@@ -76,6 +84,38 @@ impl Drop for AtomicFile {
         if self.writer.take().is_some() {
             // Not committed: leave nothing behind. Errors here have nowhere to go.
             let _ = std::fs::remove_file(&self.temp_path);
+        }
+    }
+}
+
+/// A complete, closed temporary file waiting to be renamed to its final name (see
+/// [`AtomicFile::close`]); removed if dropped uncommitted.
+pub(crate) struct PendingFile {
+    final_path: PathBuf,
+    temp_path: Option<PathBuf>,
+}
+
+impl PendingFile {
+    fn io_error(&self, e: std::io::Error) -> IoError {
+        IoError::io(self.temp_path.as_deref().unwrap_or(&self.final_path), e)
+    }
+
+    /// Renames the temporary file to the final name.
+    pub(crate) fn commit(mut self) -> Result<PathBuf> {
+        if let Some(temp) = self.temp_path.take() {
+            if let Err(e) = std::fs::rename(&temp, &self.final_path) {
+                let _ = std::fs::remove_file(&temp);
+                return Err(IoError::io(&self.final_path, e));
+            }
+        }
+        Ok(std::mem::take(&mut self.final_path))
+    }
+}
+
+impl Drop for PendingFile {
+    fn drop(&mut self) {
+        if let Some(temp) = self.temp_path.take() {
+            let _ = std::fs::remove_file(temp);
         }
     }
 }

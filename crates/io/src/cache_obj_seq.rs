@@ -6,16 +6,18 @@ use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 
-use crate::atomic_file::AtomicFile;
+use crate::atomic_file::{AtomicFile, PendingFile};
 use crate::error::{IoError, Result};
 
-/// Writes each frame as its own OBJ file (each appears only when complete).
+/// Writes each frame as its own OBJ file. The frames stay temporary files until [`Self::finish`]
+/// renames them all, so an aborted bake leaves no partial sequence under the final names (and an
+/// older complete sequence with the same names stays intact until then).
 pub struct ObjSeqWriter {
     dir: PathBuf,
     name: String,
     num_points: usize,
     faces_text: String,
-    written: Vec<PathBuf>,
+    pending: Vec<PendingFile>,
     buf: String,
 }
 
@@ -36,7 +38,7 @@ impl ObjSeqWriter {
             name: name.to_string(),
             num_points,
             faces_text,
-            written: Vec::new(),
+            pending: Vec::new(),
             buf: String::new(),
         }
     }
@@ -69,12 +71,13 @@ impl ObjSeqWriter {
         self.buf.push_str(&self.faces_text);
         let mut file = AtomicFile::create(&path)?;
         file.write_all(self.buf.as_bytes())?;
-        self.written.push(file.commit()?);
+        self.pending.push(file.close()?);
         Ok(())
     }
 
-    /// The files written so far.
-    pub fn finish(self) -> Vec<PathBuf> {
-        self.written
+    /// Renames every frame written to its final name and returns the final paths. Dropping the
+    /// writer without `finish` removes the temporary files.
+    pub fn finish(self) -> Result<Vec<PathBuf>> {
+        self.pending.into_iter().map(PendingFile::commit).collect()
     }
 }

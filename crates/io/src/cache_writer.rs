@@ -101,7 +101,7 @@ impl GarmentCacheWriter {
             out.push(w.finish()?);
         }
         if let Some(w) = self.obj {
-            out.extend(w.finish());
+            out.extend(w.finish()?);
         }
         Ok(out)
     }

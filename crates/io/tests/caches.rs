@@ -127,6 +127,44 @@ fn dropped_writer_leaves_nothing() {
 }
 
 #[test]
+fn aborted_garment_writer_leaves_no_file_and_keeps_an_older_bake() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let timing = CacheTiming {
+        frame_start: 1,
+        num_frames: 3,
+        fps: 24.0,
+    };
+    let faces = vec![vec![0, 1, 0]];
+    std::fs::create_dir_all(&out).unwrap();
+    // A complete frame 1 of an earlier bake must survive an aborted new one.
+    std::fs::write(out.join("g.0001.obj"), "old").unwrap();
+    {
+        let mut w = GarmentCacheWriter::create(
+            &out,
+            "g",
+            &[Format::Pc2, Format::Mdd, Format::Obj],
+            2,
+            &faces,
+            timing,
+        )
+        .unwrap();
+        for f in frames() {
+            w.write_frame(&f).unwrap();
+        }
+        // Two OBJ frames done, all still temporary (hidden `.g.*.part-<pid>` names).
+        let names = files_in(&out);
+        assert_eq!(names.len(), 5, "{names:?}");
+        assert_eq!(names.iter().filter(|n| n.starts_with(".g.")).count(), 4);
+    } // dropped without finish: the bake was aborted
+    assert_eq!(files_in(&out), vec!["g.0001.obj"]);
+    assert_eq!(
+        std::fs::read_to_string(out.join("g.0001.obj")).unwrap(),
+        "old"
+    );
+}
+
+#[test]
 fn wrong_point_count_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut w = Pc2Writer::create(&dir.path().join("x.pc2"), 3, 1.0, 1.0).unwrap();
@@ -176,7 +214,7 @@ fn obj_sequence_keeps_vertex_order_and_faces() {
         Vec3::new(0.0, 1.0, 0.3),
     ];
     w.write_frame(7, &p).unwrap();
-    let files = w.finish();
+    let files = w.finish().unwrap();
     assert_eq!(files, vec![dir.path().join("flag.0007.obj")]);
     let text = std::fs::read_to_string(&files[0]).unwrap();
     let v: Vec<&str> = text.lines().filter(|l| l.starts_with("v ")).collect();

@@ -26,6 +26,7 @@ pub mod state;
 pub use collide::{ColliderShape, MovingCollider};
 pub use error::{ModelError, SimError};
 pub use forces::Wind;
+pub use linalg::Preconditioner;
 pub use material::Material;
 pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};
 pub use report::{FrameReport, StageTimes, SubstepReport};

@@ -6,7 +6,7 @@ use crate::constraints::Constraints;
 use crate::error::{ModelError, SimError};
 use crate::forces::{strain, Wind};
 use crate::integrator::{Assembly, StepInputs};
-use crate::linalg::{CgSettings, Mpcg, Problem};
+use crate::linalg::{CgSettings, Mpcg, Preconditioner, Problem};
 use crate::model::{GarmentDesc, Model};
 use crate::pins::PinTargets;
 use crate::report::{FrameReport, StageTimes, SubstepReport};
@@ -51,6 +51,8 @@ pub struct SimSettings {
     /// A_i the vertex's lumped rest area and v_air the wind velocity (zero without wind); Blender's
     /// "air viscosity". Default [`DEFAULT_AIR_DAMPING`].
     pub air_damping: f32,
+    /// MPCG preconditioner (default block incomplete Cholesky).
+    pub preconditioner: Preconditioner,
 }
 
 impl Default for SimSettings {
@@ -64,6 +66,7 @@ impl Default for SimSettings {
             adaptive: true,
             max_halvings: 4,
             air_damping: DEFAULT_AIR_DAMPING,
+            preconditioner: Preconditioner::default(),
         }
     }
 }
@@ -396,6 +399,7 @@ impl Simulation {
             tolerance: self.settings.cg_tolerance,
             max_iterations: self.settings.cg_max_iterations,
             velocity_floor: h * self.settings.gravity.length().max(1.0),
+            preconditioner: self.settings.preconditioner,
         };
         let cg = self.cg.solve(&problem, &mut self.dv, settings);
         lap(&mut times.solve);

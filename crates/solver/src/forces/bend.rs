@@ -126,6 +126,77 @@ fn wrap_angle(d: Real) -> Real {
     }
 }
 
+/// `∂θ/∂x` of the four hinge vertices (1/m) and the intermediate terms the exact Hessian reuses.
+struct ThetaGradient {
+    g: [V3; 4],
+    e_len: Real,
+    ga: V3,
+    gb: V3,
+    ta: Real,
+    tb: Real,
+}
+
+#[inline(always)]
+fn theta_gradient(geo: &Geometry) -> ThetaGradient {
+    let e_len = geo.e_len2.sqrt();
+    // Gradient in the variables (e, a, b) = (x₁−x₀, x₂−x₀, x₃−x₀).
+    let ga = geo.na * (-e_len / geo.na_len2);
+    let gb = geo.nb * (-e_len / geo.nb_len2);
+    let inv_e2 = 1.0 / geo.e_len2;
+    let ta = geo.a.dot(geo.e) * inv_e2;
+    let tb = geo.b.dot(geo.e) * inv_e2;
+    let ge = -(ga * ta + gb * tb);
+    ThetaGradient {
+        g: [-(ge + ga + gb), ge, ga, gb],
+        e_len,
+        ga,
+        gb,
+        ta,
+        tb,
+    }
+}
+
+/// A hinge's bending force in rank-one form, all that [`Jacobian::Stabilized`] keeps:
+/// `f_i = s·g_i`, `∂f_i/∂x_j = −k_e g_i g_jᵀ`, `∂f_i/∂v_j = −k_d g_i g_jᵀ` with `g = ∂θ/∂x`
+/// (Gauss–Newton, BW §4.3 and §4.5). Four vectors instead of 32 blocks, for the assembly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HingeGradient {
+    /// `∂θ/∂x_i`, 1/m.
+    pub grad: [V3; 4],
+    /// `k_e`, N·m.
+    pub stiffness: Real,
+    /// `k_d`, N·m·s.
+    pub damping: Real,
+    /// `s = −(k_e C + k_d Ċ)`, N·m.
+    pub scale: Real,
+}
+
+/// [`HingeGradient`] of one hinge; `None` when it contributes nothing (zero stiffness or
+/// degenerate current geometry). `x`: positions (m), `v`: velocities (m/s).
+#[inline]
+pub fn bend_gradient(
+    x: &[V3; 4],
+    v: &[V3; 4],
+    rest: &HingeRest,
+    mat: &Material,
+) -> Option<HingeGradient> {
+    let k = r(mat.bend) * rest.weight;
+    if k <= 0.0 {
+        return None;
+    }
+    let geo = Geometry::new(x)?;
+    let kd = r(mat.bend_damping) * k;
+    let g = theta_gradient(&geo).g;
+    let c = wrap_angle(geo.theta() - rest.angle);
+    let c_dot = g[0].dot(v[0]) + g[1].dot(v[1]) + g[2].dot(v[2]) + g[3].dot(v[3]);
+    Some(HingeGradient {
+        grad: g,
+        stiffness: k,
+        damping: kd,
+        scale: -(k * c + kd * c_dot),
+    })
+}
+
 /// Bending force of one hinge with its damping. `x`: positions (m), `v`: velocities (m/s).
 /// Degenerate current geometry (a collapsed triangle or edge) contributes nothing.
 #[inline]
@@ -137,27 +208,15 @@ pub fn bend(
     jac: Jacobian,
 ) -> ElementForce<4> {
     let mut out = ElementForce::<4>::ZERO;
-    let k = r(mat.bend) * rest.weight;
-    if k <= 0.0 {
-        return out;
-    }
-    let Some(geo) = Geometry::new(x) else {
+    let Some(HingeGradient {
+        grad: g,
+        stiffness: k,
+        damping: kd,
+        scale: s,
+    }) = bend_gradient(x, v, rest, mat)
+    else {
         return out;
     };
-    let kd = r(mat.bend_damping) * k;
-    let e_len = geo.e_len2.sqrt();
-    // Gradient in the variables (e, a, b) = (x₁−x₀, x₂−x₀, x₃−x₀).
-    let ga = geo.na * (-e_len / geo.na_len2);
-    let gb = geo.nb * (-e_len / geo.nb_len2);
-    let inv_e2 = 1.0 / geo.e_len2;
-    let ta = geo.a.dot(geo.e) * inv_e2;
-    let tb = geo.b.dot(geo.e) * inv_e2;
-    let ge = -(ga * ta + gb * tb);
-    let g = [-(ge + ga + gb), ge, ga, gb];
-
-    let c = wrap_angle(geo.theta() - rest.angle);
-    let c_dot = g[0].dot(v[0]) + g[1].dot(v[1]) + g[2].dot(v[2]) + g[3].dot(v[3]);
-    let s = -(k * c + kd * c_dot);
     for i in 0..4 {
         out.f[i] = g[i] * s;
     }
@@ -169,7 +228,11 @@ pub fn bend(
         }
     }
     if jac == Jacobian::Exact {
-        let h = theta_hessian(&geo, e_len, ga, gb, ta, tb);
+        let Some(geo) = Geometry::new(x) else {
+            return out;
+        };
+        let t = theta_gradient(&geo);
+        let h = theta_hessian(&geo, t.e_len, t.ga, t.gb, t.ta, t.tb);
         // ∂Ċ/∂x_j = Σ_k H_jk v_k
         let mut dcdot = [V3::ZERO; 4];
         for (j, d) in dcdot.iter_mut().enumerate() {

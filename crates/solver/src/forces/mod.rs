@@ -47,7 +47,7 @@ mod stretch_shear;
 mod triangle_rest;
 
 pub use aero::{aero, Wind};
-pub use bend::{bend, HingeRest};
+pub use bend::{bend, bend_gradient, HingeGradient, HingeRest};
 pub use element::ElementForce;
 pub use stretch_shear::{strain, stretch_shear};
 pub use triangle_rest::TriangleRest;

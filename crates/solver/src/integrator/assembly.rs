@@ -8,12 +8,14 @@
 //! Elements (triangles: stretch/shear + aero; hinges: bend) are evaluated in parallel into per-element
 //! scratch; each matrix block and each row of b is then gathered in parallel from a list of element
 //! sources fixed at construction (no atomics, no scatter races: bit-identical at any thread count).
+//! Triangles leave their nine 3×3 blocks; a hinge's blocks are rank one, c·g_a·g_bᵀ (see
+//! [`crate::forces::HingeGradient`]), so it leaves only the four vectors q_a = √c·g_a.
 
 use crate::constraints::Constraints;
-use crate::forces::{aero, bend, strain, stretch_shear, ElementForce, Jacobian, Wind};
+use crate::forces::{aero, bend_gradient, strain, stretch_shear, ElementForce, Jacobian, Wind};
 use crate::linalg::{BlockMatrix, BlockPattern};
 use crate::model::Model;
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
 /// Compressed lists of element-scratch indices, one list per target (row or block slot).
@@ -66,11 +68,17 @@ pub struct Assembly {
     pub b: Vec<Vec3>,
     /// Per triangle: stretch strain at x0 (for the adaptive step and reports).
     pub strain: Vec<f32>,
+    /// Diagonal blocks from triangle blocks and from hinge vectors (source 4·hinge + a).
     diag: Gather,
+    diag_hinge: Gather,
+    /// Off-diagonal slots from triangle blocks and from hinge vector pairs (16·hinge + 4·a + b).
     off: Gather,
+    off_hinge: Gather,
     rows: Gather,
-    /// h·∂f/∂v + h²·∂f/∂x per element block: 9 per triangle, then 16 per hinge.
+    /// h·∂f/∂v + h²·∂f/∂x per triangle block (9 per triangle).
     blocks: Vec<Mat3>,
+    /// Per hinge vertex: q_a = √c·g_a with c = h·k_d + h²·k_e, so that A gains q_a·q_bᵀ.
+    hinge_q: Vec<Vec3A>,
     /// h·f + ∂f/∂x·(h²v0 + h·y) per element vertex: 3 per triangle, then 4 per hinge.
     g: Vec<Vec3>,
 }
@@ -79,30 +87,37 @@ impl Assembly {
     /// Builds the sparsity pattern (mesh edges plus hinge opposite-vertex pairs) and gather lists.
     pub fn new(model: &Model) -> Self {
         let n = model.vertex_count();
-        let mut pairs = model.edges.clone();
-        pairs.extend(model.hinges.iter().map(|h| [h[2], h[3]]));
-        let pattern = BlockPattern::from_pairs(n, &pairs);
+        // Hinge opposite vertices are coupled by bending alone: weak (the preconditioner drops them).
+        let opposite: Vec<[u32; 2]> = model.hinges.iter().map(|h| [h[2], h[3]]).collect();
+        let pattern = BlockPattern::with_weak_pairs(n, &model.edges, &opposite);
         let nt = model.triangles.len();
         let (mut diag, mut off, mut rows) = (Vec::new(), Vec::new(), Vec::new());
-        let mut add = |verts: &[u32], block0: usize, g0: usize| {
-            let k = verts.len();
-            for a in 0..k {
-                rows.push((verts[a], (g0 + a) as u32));
-                for b in 0..k {
-                    let src = (block0 + a * k + b) as u32;
+        let (mut diag_hinge, mut off_hinge) = (Vec::new(), Vec::new());
+        for (t, tri) in model.triangles.iter().enumerate() {
+            for a in 0..3 {
+                rows.push((tri[a], (3 * t + a) as u32));
+                for b in 0..3 {
+                    let src = (9 * t + 3 * a + b) as u32;
                     if a == b {
-                        diag.push((verts[a], src));
-                    } else if let Some(s) = pattern.slot(verts[a], verts[b]) {
+                        diag.push((tri[a], src));
+                    } else if let Some(s) = pattern.slot(tri[a], tri[b]) {
                         off.push((s as u32, src));
                     }
                 }
             }
-        };
-        for (t, tri) in model.triangles.iter().enumerate() {
-            add(tri, 9 * t, 3 * t);
         }
         for (h, hinge) in model.hinges.iter().enumerate() {
-            add(hinge, 9 * nt + 16 * h, 3 * nt + 4 * h);
+            for a in 0..4 {
+                rows.push((hinge[a], (3 * nt + 4 * h + a) as u32));
+                diag_hinge.push((hinge[a], (4 * h + a) as u32));
+                for b in 0..4 {
+                    if a != b {
+                        if let Some(s) = pattern.slot(hinge[a], hinge[b]) {
+                            off_hinge.push((s as u32, (16 * h + 4 * a + b) as u32));
+                        }
+                    }
+                }
+            }
         }
         let nnz = pattern.col.len();
         let nh = model.hinges.len();
@@ -111,9 +126,12 @@ impl Assembly {
             b: vec![Vec3::ZERO; n],
             strain: vec![0.0; nt],
             diag: Gather::new(n, diag),
+            diag_hinge: Gather::new(n, diag_hinge),
             off: Gather::new(nnz, off),
+            off_hinge: Gather::new(nnz, off_hinge),
             rows: Gather::new(n, rows),
-            blocks: vec![Mat3::ZERO; 9 * nt + 16 * nh],
+            blocks: vec![Mat3::ZERO; 9 * nt],
+            hinge_q: vec![Vec3A::ZERO; 4 * nh],
             g: vec![Vec3::ZERO; 3 * nt + 4 * nh],
         }
     }
@@ -123,9 +141,8 @@ impl Assembly {
         let nt = model.triangles.len();
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
         let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
-        let (tri_blocks, hinge_blocks) = self.blocks.split_at_mut(9 * nt);
         let (tri_g, hinge_g) = self.g.split_at_mut(3 * nt);
-        tri_blocks
+        self.blocks
             .par_chunks_mut(9)
             .zip(tri_g.par_chunks_mut(3))
             .zip(self.strain.par_iter_mut())
@@ -150,20 +167,40 @@ impl Assembly {
                 element_terms(&ef, &tri, v0, y, h, blk, g);
                 *s = strain(&xs, rest, mat);
             });
-        hinge_blocks
-            .par_chunks_mut(16)
+        self.hinge_q
+            .par_chunks_mut(4)
             .zip(hinge_g.par_chunks_mut(4))
             .enumerate()
-            .for_each(|(k, (blk, g))| {
+            .for_each(|(k, (q, g))| {
                 let hinge = model.hinges[k];
                 let xs = hinge.map(|i| x0[i as usize]);
                 let vs = hinge.map(|i| v0[i as usize]);
                 let mat = &model.materials[model.hinge_material[k] as usize];
-                let ef = bend(&xs, &vs, &model.hinge_rest[k], mat, Jacobian::Stabilized);
-                element_terms(&ef, &hinge, v0, y, h, blk, g);
+                match bend_gradient(&xs, &vs, &model.hinge_rest[k], mat) {
+                    Some(hg) => {
+                        // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
+                        let gw: f32 = (0..4)
+                            .map(|b| {
+                                let i = hinge[b] as usize;
+                                hg.grad[b].dot(h * h * v0[i] + h * y[i])
+                            })
+                            .sum();
+                        let root_c = (h * hg.damping + h * h * hg.stiffness).sqrt();
+                        let scale = h * hg.scale - hg.stiffness * gw;
+                        for a in 0..4 {
+                            q[a] = Vec3A::from(hg.grad[a] * root_c);
+                            g[a] = hg.grad[a] * scale;
+                        }
+                    }
+                    None => {
+                        q.fill(Vec3A::ZERO);
+                        g.fill(Vec3::ZERO);
+                    }
+                }
             });
-        let (blocks, gs) = (&self.blocks, &self.g);
+        let (blocks, gs, hq) = (&self.blocks, &self.g, &self.hinge_q);
         let (diag_g, rows_g, off_g) = (&self.diag, &self.rows, &self.off);
+        let (diag_h, off_h) = (&self.diag_hinge, &self.off_hinge);
         self.matrix
             .diag
             .par_iter_mut()
@@ -175,6 +212,12 @@ impl Assembly {
                 for &s in diag_g.sources(i) {
                     a -= blocks[s as usize];
                 }
+                let mut a = Mat3A::from(a);
+                for &s in diag_h.sources(i) {
+                    let q = hq[s as usize];
+                    a += outer_a(q, q);
+                }
+                let mut a = Mat3::from(a);
                 let mut f = h * m * inp.gravity + cons.rhs[i];
                 for &s in rows_g.sources(i) {
                     f += gs[s as usize];
@@ -196,10 +239,22 @@ impl Assembly {
                 for &k in off_g.sources(s) {
                     a -= blocks[k as usize];
                 }
-                *o = a.into();
+                let mut a = Mat3A::from(a);
+                for &k in off_h.sources(s) {
+                    let k = k as usize;
+                    let hinge = k / 16;
+                    a += outer_a(hq[4 * hinge + (k / 4) % 4], hq[4 * hinge + k % 4]);
+                }
+                *o = a;
             });
         self.strain.par_iter().copied().reduce(|| 0.0, f32::max)
     }
+}
+
+/// a·bᵀ.
+#[inline(always)]
+fn outer_a(a: Vec3A, b: Vec3A) -> Mat3A {
+    Mat3A::from_cols(a * b.x, a * b.y, a * b.z)
 }
 
 /// Per element: blocks h·∂f/∂v + h²·∂f/∂x (subtracted from A) and vertex terms

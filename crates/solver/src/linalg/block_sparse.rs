@@ -9,21 +9,34 @@ use glam::{Mat3, Mat3A, Vec3, Vec3A};
 pub struct BlockPattern {
     pub row_ptr: Vec<u32>,
     pub col: Vec<u32>,
+    /// Per slot: the coupling is weak (e.g. bending-only, between the opposite vertices of a
+    /// hinge); preconditioners may drop it.
+    pub weak: Vec<bool>,
 }
 
 impl BlockPattern {
     /// Pattern of an `n`-vertex system coupling every pair in `pairs` (both orders; duplicates and
     /// `i == j` pairs are ignored).
     pub fn from_pairs(n: usize, pairs: &[[u32; 2]]) -> Self {
-        let mut both: Vec<(u32, u32)> = pairs
-            .iter()
-            .filter(|p| p[0] != p[1])
-            .flat_map(|p| [(p[0], p[1]), (p[1], p[0])])
-            .collect();
+        Self::with_weak_pairs(n, pairs, &[])
+    }
+
+    /// Like [`Self::from_pairs`] over `pairs` and `weak_pairs`; slots only `weak_pairs` couple are
+    /// marked [`Self::weak`].
+    pub fn with_weak_pairs(n: usize, pairs: &[[u32; 2]], weak_pairs: &[[u32; 2]]) -> Self {
+        let tagged = |list: &[[u32; 2]], weak: bool| -> Vec<(u32, u32, bool)> {
+            list.iter()
+                .filter(|p| p[0] != p[1])
+                .flat_map(|p| [(p[0], p[1], weak), (p[1], p[0], weak)])
+                .collect()
+        };
+        let mut both = tagged(pairs, false);
+        both.extend(tagged(weak_pairs, true));
+        // Sorting puts a strong entry (false) before a weak duplicate; dedup keeps the first.
         both.sort_unstable();
-        both.dedup();
+        both.dedup_by_key(|e| (e.0, e.1));
         let mut row_ptr = vec![0u32; n + 1];
-        for &(i, _) in &both {
+        for &(i, _, _) in &both {
             row_ptr[i as usize + 1] += 1;
         }
         for i in 0..n {
@@ -31,7 +44,8 @@ impl BlockPattern {
         }
         BlockPattern {
             row_ptr,
-            col: both.into_iter().map(|(_, j)| j).collect(),
+            col: both.iter().map(|e| e.1).collect(),
+            weak: both.iter().map(|e| e.2).collect(),
         }
     }
 
@@ -103,5 +117,9 @@ mod tests {
         assert_eq!(p.col, vec![1, 2, 0, 2, 0, 1]);
         assert_eq!(p.slot(2, 1), Some(5));
         assert_eq!(p.slot(3, 0), None);
+        assert!(p.weak.iter().all(|w| !w));
+        let q = BlockPattern::with_weak_pairs(3, &[[0, 1]], &[[1, 0], [1, 2]]);
+        assert_eq!(q.col, vec![1, 0, 2, 1]);
+        assert_eq!(q.weak, vec![false, false, true, true]);
     }
 }

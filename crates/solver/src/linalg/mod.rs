@@ -2,8 +2,10 @@
 //! modified preconditioned conjugate gradient (Baraff & Witkin §5.3 with Boxerman's corrections).
 
 pub mod block_sparse;
+pub mod incomplete_cholesky;
 pub mod mpcg;
 pub mod reduce;
 
 pub use block_sparse::{BlockMatrix, BlockPattern};
-pub use mpcg::{CgResult, CgSettings, Filter, Mpcg, Problem};
+pub use incomplete_cholesky::IncompleteCholesky;
+pub use mpcg::{CgResult, CgSettings, Filter, Mpcg, Preconditioner, Problem};

@@ -1,0 +1,111 @@
+//! SIGINT / SIGTERM during a bake: exit code 130, a JSON error event, no temporary file left and no
+//! partial cache under a final name; an earlier complete bake in the same folder stays intact.
+
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::Dir;
+
+/// Every file below `dir` with its bytes (sorted by name).
+fn snapshot(d: &Dir, rel: &str) -> Vec<(String, Vec<u8>)> {
+    d.files_under(rel)
+        .into_iter()
+        .map(|name| {
+            let bytes = std::fs::read(d.path(rel).join(&name)).expect("read output");
+            (name, bytes)
+        })
+        .collect()
+}
+
+fn interrupt_a_bake(signal: &str) {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let formats = "pc2,mdd,obj";
+    // A complete earlier bake into the same folder.
+    d.ok(&[
+        "bake", &scene, "-o", "out", "--frames", "1..2", "--format", formats,
+    ]);
+    let before = snapshot(&d, "out");
+    assert_eq!(before.len(), 5, "{:?}", d.files_under("out")); // pc2, mdd, 2 obj, report
+
+    // A long bake (3000 frames, minutes) into the same folder, stopped after its second frame.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
+        .args(["bake", &scene, "-o", "out", "--frames", "1..3000"])
+        .args(["--format", formats, "--json"])
+        .current_dir(d.root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start clothbake");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut events: Vec<Value> = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("read stdout");
+        let ev: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{line:?}: {e}"));
+        let second_frame = ev["event"] == "frame" && ev["done"] == 2;
+        events.push(ev);
+        if second_frame {
+            break;
+        }
+    }
+    assert_eq!(
+        events.last().map(|e| e["done"].clone()),
+        Some(Value::from(2))
+    );
+    // The bake is streaming into temporary files now (what the signal must clean up).
+    let temps: Vec<String> = d
+        .files_under("out")
+        .into_iter()
+        .filter(|n| n.contains(".part-"))
+        .collect();
+    assert!(temps.len() >= 4, "{temps:?}"); // pc2, mdd and two obj frames
+
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let code = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s.code();
+        }
+        assert!(Instant::now() < deadline, "clothbake ignored {signal}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.expect("read stdout")).expect("JSON line"))
+        .collect();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("read stderr");
+    assert_eq!(code, Some(130), "{signal}: {rest:?}\n{stderr}");
+    let last = rest.last().expect("an error event");
+    assert_eq!(last["event"], "error", "{rest:?}");
+    assert_eq!(last["code"], 130);
+    let message = last["message"].as_str().unwrap_or("");
+    assert!(message.starts_with("interrupted after frame "), "{message}");
+    assert!(
+        message.contains("no cache or report was written"),
+        "{message}"
+    );
+    assert!(!rest.iter().any(|e| e["event"] == "done"), "{rest:?}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    // Exactly the earlier bake remains, byte for byte: no temporary file, no partial cache.
+    assert_eq!(snapshot(&d, "out"), before, "{:?}", d.files_under("out"));
+}
+
+#[test]
+fn sigint_stops_a_bake_and_removes_its_temporary_files() {
+    interrupt_a_bake("-INT");
+}
+
+#[test]
+fn sigterm_stops_a_bake_and_removes_its_temporary_files() {
+    interrupt_a_bake("-TERM");
+}
