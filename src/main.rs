@@ -10,6 +10,7 @@ mod progress;
 mod report;
 mod samples;
 mod scene_to_solver;
+mod sim_failure;
 
 use std::process::ExitCode;
 

@@ -18,6 +18,7 @@ use crate::report::{BakeReport, FrameRecord, GarmentRecord};
 use crate::scene_to_solver::{
     collider_shape, garment_descs, material_presets, shape_record, sim_settings, PinTargetBuffers,
 };
+use crate::sim_failure;
 
 /// The sample baked when no SCENE is given, and where its outputs go by default.
 const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
@@ -160,7 +161,8 @@ fn bake(
             let targets = pins.at(&scene, frame as f32);
             let r = sim
                 .step_frame(dt, &moving, &targets)
-                .map_err(|e| CliError::Simulation(format!("frame {frame}: {e}")))?;
+                .map_err(|e| sim_failure::step_error(&e, frame, &names))?;
+            sim_failure::check_frame(frame, sim.substep_reports(), &names)?;
             std::mem::swap(&mut shapes_start, &mut shapes_end);
             Some(r)
         } else {

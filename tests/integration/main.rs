@@ -10,3 +10,4 @@ mod inspect;
 mod interrupt;
 mod json;
 mod samples;
+mod sim_failure;

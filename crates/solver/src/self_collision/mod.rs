@@ -12,6 +12,9 @@
 //!    inelastic impulses (BFA02 §6.2, §7.3);
 //! 4. rigid impact zones as the fail-safe (BFA02 §7.4, Provot 1997).
 //!
+//! Pinned vertices have infinite mass throughout, and vertices resting on a body cannot be pushed
+//! into it (see [`Mobility`]).
+//!
 //! Pairs sharing a vertex are never tested. (Skipping whole 1-rings was tried: the twisted sheet
 //! then intersects, so only direct neighbours are skipped.) [`count_intersections`] is an independent
 //! triangle–triangle intersection counter for tests and bake reports.
@@ -28,7 +31,7 @@ pub mod proximity;
 mod spatial_hash;
 mod topology;
 
-pub use contact::Contact;
+pub use contact::{Contact, Mobility, MAX_AMPLIFICATION};
 pub use impulses::{CCD_GAP_FRACTION, REPULSION_RATE};
 pub use intersections::{count_intersections, triangles_intersect};
 pub use narrow::CCD_TOLERANCE_FRACTION;
@@ -138,9 +141,10 @@ impl SelfCollision {
 
     /// Corrects `v` (m/s) so that x0 + h·v (computed in f32 exactly like that) has no cloth–cloth
     /// crossing during the substep and keeps the thickness where possible. `x0`: positions at the
-    /// start of the substep (m), `h`: substep (s), `inv_mass`: 1/kg per vertex (0 = pinned, never
-    /// changed), `params[layer]`: thickness and friction of each garment (validated by the caller
-    /// with [`SelfCollisionParams::validate`]).
+    /// start of the substep (m), `h`: substep (s), `inv_mass`: 1/kg per vertex (0 = pinned: its
+    /// velocity is never changed), `params[layer]`: thickness and friction of each garment
+    /// (validated by the caller with [`SelfCollisionParams::validate`]). No vertex rests on a body;
+    /// see [`Self::resolve_with_bodies`].
     ///
     /// # Panics
     /// If slice lengths disagree with the topology (a programming error, not user data).
@@ -152,14 +156,42 @@ impl SelfCollision {
         inv_mass: &[f32],
         params: &[SelfCollisionParams],
     ) -> SelfCollisionReport {
+        self.resolve_with_bodies(x0, v, h, inv_mass, &[], params)
+    }
+
+    /// [`Self::resolve`] for cloth that also rests on bodies: `body_normal[i]` is the outward unit
+    /// normal of the body vertex `i` is in contact with this substep (zero if none; an empty slice
+    /// means none at all). Impulses and impact zones never move such a vertex further into its
+    /// body than `v` already does (its velocity along the normal can only grow), so cloth squeezed
+    /// between a body and other cloth is pushed away from the body, not into it.
+    ///
+    /// # Panics
+    /// If slice lengths disagree with the topology (a programming error, not user data).
+    pub fn resolve_with_bodies(
+        &mut self,
+        x0: &[Vec3],
+        v: &mut [Vec3],
+        h: f32,
+        inv_mass: &[f32],
+        body_normal: &[Vec3],
+        params: &[SelfCollisionParams],
+    ) -> SelfCollisionReport {
         let n = self.layer.len();
         assert_eq!(x0.len(), n, "self-collision: x0 length");
         assert_eq!(v.len(), n, "self-collision: v length");
         assert_eq!(inv_mass.len(), n, "self-collision: inv_mass length");
         assert!(
+            body_normal.is_empty() || body_normal.len() == n,
+            "self-collision: body_normal length"
+        );
+        assert!(
             params.len() >= self.layer_self_collide.len(),
             "self-collision: one params entry per layer"
         );
+        let mob = Mobility {
+            inv_mass,
+            body_normal,
+        };
         let mut report = SelfCollisionReport::default();
         if self.triangles.is_empty() || h <= 0.0 {
             return report;
@@ -180,7 +212,7 @@ impl SelfCollision {
         let mut rebuild = false;
         for k in 0..self.contacts.len() {
             let c = self.contacts[k];
-            if impulses::repel(&c, v, inv_mass, h) {
+            if impulses::repel(&c, v, &mob, h) {
                 report.repulsions += 1;
                 rebuild |= self.moved(&c.idx, x0, v, h);
             }
@@ -208,27 +240,32 @@ impl SelfCollision {
             self.next_generation();
             for k in 0..self.contacts.len() {
                 let c = self.contacts[k];
-                impulses::stop(&c, v, inv_mass, h);
-                rebuild |= self.moved(&c.idx, x0, v, h);
+                // A contact the impulse cannot resolve is found again and goes to the zones.
+                if impulses::stop(&c, v, &mob, h) {
+                    rebuild |= self.moved(&c.idx, x0, v, h);
+                }
             }
         }
 
-        // 3. Fail-safe: rigid impact zones (BFA02 §7.4).
+        // 3. Fail-safe: rigid impact zones (BFA02 §7.4). Collisions inside a zone that cannot move
+        //    rigidly (conflicting pins or body contacts) stay, and end the loop once no merge is
+        //    left to try.
         self.zones.reset(n);
         loop {
             let zones = &mut self.zones;
-            self.contacts.retain(|c| !zones.same_zone(c));
+            self.contacts.retain(|c| !zones.resolved(c));
             if self.contacts.is_empty() {
                 break;
             }
-            if report.zone_iterations >= MAX_ZONE_ITERATIONS {
+            let mut merged = false;
+            for c in &self.contacts {
+                merged |= self.zones.merge(c);
+            }
+            if !merged || report.zone_iterations >= MAX_ZONE_ITERATIONS {
                 report.unresolved = self.contacts.len() as u32;
                 break;
             }
-            for c in &self.contacts {
-                self.zones.merge(c);
-            }
-            report.impact_zones = self.zones.rigidify(x0, v, h, inv_mass);
+            report.impact_zones = self.zones.rigidify(x0, v, h, &mob, &self.thick);
             self.next_generation();
             for k in 0..self.zones.members().len() {
                 let i = self.zones.members()[k];
