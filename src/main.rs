@@ -11,6 +11,7 @@ mod report;
 mod samples;
 mod scene_to_solver;
 mod sim_failure;
+mod stage_times;
 
 use std::process::ExitCode;
 

@@ -12,3 +12,4 @@ mod json;
 mod samples;
 mod self_collision;
 mod sim_failure;
+mod stages;
