@@ -25,11 +25,12 @@ fn intersections(sim: &Simulation) -> usize {
 /// about the middle line, so the sheet folds in half onto itself and stays folded.
 ///
 /// KNOWN FAILURE since the block incomplete Cholesky preconditioner (solver arithmetic changed, so
-/// the trajectory did): 30 triangle–triangle intersections at frame 34 (91 at frame 29 with the
-/// block-Jacobi preconditioner and the same assembly), while the default-air-damping variant below
-/// now passes. Self-collision is sensitive to the trajectory (issue 5); run with `--ignored`.
+/// the trajectory did): 30 triangle–triangle intersections at frame 34 with strain-jump bound 0.1
+/// (91 at frame 29 with the block-Jacobi preconditioner), and with the default bound 0.03 the state
+/// turns non-finite at t = 1.24 s (vertex 188), while the default-air-damping variant below now
+/// passes. Self-collision is sensitive to the trajectory (issue 5); run with `--ignored`.
 #[test]
-#[ignore = "known self-collision failure: 30 intersections at frame 34 with the IC preconditioner"]
+#[ignore = "known self-collision failure: non-finite state at t = 1.24 s with the IC preconditioner"]
 fn sheet_folded_over_by_its_pinned_edge_never_intersects_without_air_damping() {
     fold_sheet_over_by_its_pinned_edge(0.0);
 }
