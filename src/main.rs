@@ -10,6 +10,8 @@ mod progress;
 mod report;
 mod samples;
 mod scene_to_solver;
+mod sim_failure;
+mod stage_times;
 
 use std::process::ExitCode;
 

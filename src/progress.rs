@@ -9,6 +9,8 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use crate::stage_times::BakeStages;
+
 /// One line of `--json` output.
 #[derive(Debug, Serialize)]
 #[serde(tag = "event", rename_all = "lowercase")]
@@ -37,6 +39,8 @@ pub enum Event<'a> {
         report: Option<&'a str>,
         seconds: f64,
         frames: usize,
+        /// Seconds per stage, summed over the bake.
+        stages: &'a BakeStages,
     },
 }
 
@@ -166,19 +170,27 @@ impl Reporter {
     }
 
     /// The bake finished; `outputs` are the files written.
-    pub fn done(&self, outputs: &[String], report: Option<&str>, seconds: f64, frames: usize) {
+    pub fn done(
+        &self,
+        outputs: &[String],
+        report: Option<&str>,
+        seconds: f64,
+        frames: usize,
+        stages: &BakeStages,
+    ) {
         match &self.mode {
             Mode::Json => self.emit(&Event::Done {
                 outputs,
                 report,
                 seconds,
                 frames,
+                stages,
             }),
             Mode::Bar(bar) => {
                 bar.finish_and_clear();
-                print_summary(outputs, report, seconds, frames);
+                print_summary(outputs, report, seconds, frames, stages);
             }
-            Mode::Quiet => print_summary(outputs, report, seconds, frames),
+            Mode::Quiet => print_summary(outputs, report, seconds, frames, stages),
         }
     }
 }
@@ -190,7 +202,13 @@ fn warning_text(message: &str, frame: Option<i32>) -> String {
     }
 }
 
-fn print_summary(outputs: &[String], report: Option<&str>, seconds: f64, frames: usize) {
+fn print_summary(
+    outputs: &[String],
+    report: Option<&str>,
+    seconds: f64,
+    frames: usize,
+    stages: &BakeStages,
+) {
     let fps = if seconds > 0.0 {
         frames as f64 / seconds
     } else {
@@ -203,4 +221,5 @@ fn print_summary(outputs: &[String], report: Option<&str>, seconds: f64, frames:
     if let Some(r) = report {
         println!("  report: {r}");
     }
+    print!("{}", stages.summary());
 }

@@ -1,5 +1,5 @@
 //! The bake report (JSON): per frame the wall time, substeps, CG iterations, max strain, contacts and
-//! the smallest cloth-to-collider distance; optionally the collider shapes, so anyone can check a cache
+//! the smallest cloth-to-collider distance, the wall time per stage; optionally the collider shapes, so anyone can check a cache
 //! against its colliders.
 
 use std::path::Path;
@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::fs_util::write_atomic;
+use crate::stage_times::BakeStages;
 
 #[derive(Debug, Serialize)]
 pub struct BakeReport {
@@ -23,6 +24,8 @@ pub struct BakeReport {
     pub frames: Vec<FrameRecord>,
     /// Wall time of the whole bake (s), scene loading included.
     pub total_seconds: f64,
+    /// `frames[].stages` summed over the bake (s).
+    pub stage_totals: BakeStages,
 }
 
 #[derive(Debug, Serialize)]
@@ -57,6 +60,9 @@ pub struct FrameRecord {
     /// Collider shapes at the end of the frame, world frame (only with `report_colliders`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colliders: Option<Vec<ShapeRecord>>,
+    /// Wall time of this frame per stage (s); all zero but `cache_writing` and `measurements` for
+    /// the rest frame.
+    pub stages: BakeStages,
 }
 
 /// A collider shape in the report (world frame, metres).

@@ -18,6 +18,8 @@ use crate::report::{BakeReport, FrameRecord, GarmentRecord};
 use crate::scene_to_solver::{
     collider_shape, garment_descs, material_presets, shape_record, sim_settings, PinTargetBuffers,
 };
+use crate::sim_failure;
+use crate::stage_times::{BakeStages, Lap};
 
 /// The sample baked when no SCENE is given, and where its outputs go by default.
 const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
@@ -119,6 +121,7 @@ fn bake(
         colliders: scene.colliders.names().to_vec(),
         frames: Vec::with_capacity(total),
         total_seconds: 0.0,
+        stage_totals: BakeStages::default(),
     };
     let report_colliders = scene.file.output.report_colliders;
     let space = scene.file.output.space;
@@ -145,6 +148,8 @@ fn bake(
             });
         }
         let frame_started = Instant::now();
+        let mut lap = Lap::start();
+        let mut stages = BakeStages::default();
         let stats = if frame > scene.frame_start {
             scene.colliders.shapes_at(frame as f32, &mut shapes_end);
             moving.clear();
@@ -158,9 +163,13 @@ fn bake(
                     }),
             );
             let targets = pins.at(&scene, frame as f32);
+            stages.animation = lap.lap();
             let r = sim
                 .step_frame(dt, &moving, &targets)
-                .map_err(|e| CliError::Simulation(format!("frame {frame}: {e}")))?;
+                .map_err(|e| sim_failure::step_error(&e, frame, &names))?;
+            sim_failure::check_frame(frame, sim.substep_reports(), &names)?;
+            stages.add_solver(&r.times);
+            lap.lap();
             std::mem::swap(&mut shapes_start, &mut shapes_end);
             Some(r)
         } else {
@@ -175,12 +184,15 @@ fn bake(
                 .write_frame(&cache_frame)
                 .map_err(|e| CliError::Output(e.to_string()))?;
         }
+        stages.cache_writing = lap.lap();
         // Measured on the simulated positions against the end-of-frame collider shapes.
         solver_shapes.clear();
         solver_shapes.extend(shapes_start.iter().map(collider_shape));
         let x = &sim.state().x;
         let min_distance = min_collider_distance(x, &solver_shapes);
         let self_intersections = count_intersections(x, &sim.model().triangles);
+        stages.measurements = lap.lap();
+        report.stage_totals.add(&stages);
         done += 1;
         let seconds = frame_started.elapsed().as_secs_f64();
         let elapsed = bake_started.elapsed().as_secs_f64();
@@ -197,6 +209,7 @@ fn bake(
             min_distance,
             self_intersections: Some(self_intersections),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
+            stages,
         };
         if rec.cg_failures > 0 {
             reporter.warning(
@@ -252,6 +265,7 @@ fn bake(
         report_path.as_deref(),
         report.total_seconds,
         total,
+        &report.stage_totals,
     );
     Ok(())
 }

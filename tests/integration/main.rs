@@ -10,3 +10,5 @@ mod inspect;
 mod interrupt;
 mod json;
 mod samples;
+mod sim_failure;
+mod stages;

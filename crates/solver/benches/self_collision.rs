@@ -8,7 +8,12 @@
 //!
 //! Part 2 (stage alone): a sheet folded in half — the lower half lies still, the upper half
 //! falls onto it under gravity with small random lateral motion — resolved every substep; prints
-//! ns per vertex of `SelfCollision::resolve` at 64², 128², 256² vertices.
+//! ns per vertex of `SelfCollision::resolve` at 64², 128², 256² vertices, in two variants:
+//! - "same garment": the sheet is 1 m at every resolution with a fixed 2 mm thickness, so the
+//!   grid spacing shrinks and the contacts per vertex grow with the vertex count;
+//! - "bigger garment": the grid spacing (15.9 mm, that of the 64² sheet) and thickness stay fixed
+//!   and the sheet side grows with the vertex count, so the local workload per vertex is constant:
+//!   this is what "cost per vertex flat" measures for an O(n) stage.
 
 use clothbake_solver::fixtures::{sheet, sheet_vertex};
 use clothbake_solver::self_collision::{
@@ -37,14 +42,16 @@ fn grid(n: usize, size: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
     (x, t)
 }
 
-/// Folded sheet: vertices with x > 0.5 m are mirrored over the lower half, `lift` (m) above it.
-fn folded(n: usize, lift: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<f32>) {
-    let (rest, tris) = grid(n, 1.0);
+/// Folded sheet of side `size` (m): vertices with x > size/2 are mirrored over the lower half,
+/// `lift` (m) above it near the fold, rising by 2 cm towards the free edge.
+fn folded(n: usize, size: f32, lift: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<f32>) {
+    let (rest, tris) = grid(n, size);
+    let half = 0.5 * size;
     let x: Vec<Vec3> = rest
         .iter()
         .map(|p| {
-            if p.x > 0.5 {
-                Vec3::new(1.0 - p.x, lift + 0.02 * (p.x - 0.5), p.z)
+            if p.x > half {
+                Vec3::new(size - p.x, lift + 0.02 * (p.x / size - 0.5), p.z)
             } else {
                 *p
             }
@@ -52,13 +59,43 @@ fn folded(n: usize, lift: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<f32>
         .collect();
     let inv_mass = rest
         .iter()
-        .map(|p| if p.x <= 0.5 { 0.0 } else { 1.0 })
+        .map(|p| if p.x <= half { 0.0 } else { 1.0 })
         .collect();
     (rest, x, tris, inv_mass)
 }
 
-fn stage_alone(n: usize, substeps: usize) -> (f64, u32, usize, [u32; 3]) {
-    let (rest, mut x, tris, inv_mass) = folded(n, 0.004);
+/// CPU time (s) used so far by all threads of this process (Linux schedstat; 0 elsewhere). Under
+/// a loaded machine it tracks the work done better than the wall clock.
+fn process_cpu_seconds() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let mut ns = 0u64;
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
+            ns += s
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    ns as f64 * 1e-9
+}
+
+/// What one stage-alone run measured.
+struct StageRun {
+    secs_per_substep: f64,
+    cpu_secs_per_substep: f64,
+    max_contacts: u32,
+    max_candidates: u32,
+    worst_intersections: usize,
+    /// CCD passes, rebuilds, impact-zone iterations summed over the substeps.
+    work: [u32; 3],
+}
+
+fn stage_alone(n: usize, size: f32, substeps: usize) -> StageRun {
+    let (rest, mut x, tris, inv_mass) = folded(n, size, 0.004);
     let mut topo = SelfCollisionTopology::single(x.len(), tris.clone());
     topo.rest_positions = Some(rest);
     let mut sc = SelfCollision::new(&topo).expect("valid grid");
@@ -69,8 +106,8 @@ fn stage_alone(n: usize, substeps: usize) -> (f64, u32, usize, [u32; 3]) {
     let mut v = vec![Vec3::ZERO; x.len()];
     let h = 1.0 / 240.0;
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut total = 0.0;
-    let mut contacts = 0;
+    let (mut total, mut cpu) = (0.0, 0.0);
+    let (mut contacts, mut candidates) = (0, 0);
     let mut worst = 0;
     let mut work = [0u32; 3];
     for _ in 0..substeps {
@@ -84,10 +121,12 @@ fn stage_alone(n: usize, substeps: usize) -> (f64, u32, usize, [u32; 3]) {
             }
         }
         let x0 = x.clone();
-        let t = Instant::now();
+        let (t, c) = (Instant::now(), process_cpu_seconds());
         let r = sc.resolve(&x0, &mut v, h, &inv_mass, &params);
         total += t.elapsed().as_secs_f64();
+        cpu += process_cpu_seconds() - c;
         contacts = contacts.max(r.contacts);
+        candidates = candidates.max(r.candidates);
         work[0] += r.ccd_iterations;
         work[1] += r.rebuilds;
         work[2] += r.zone_iterations;
@@ -96,7 +135,14 @@ fn stage_alone(n: usize, substeps: usize) -> (f64, u32, usize, [u32; 3]) {
         }
         worst = worst.max(count_intersections(&x, &tris));
     }
-    (total / substeps as f64, contacts, worst, work)
+    StageRun {
+        secs_per_substep: total / substeps as f64,
+        cpu_secs_per_substep: cpu / substeps as f64,
+        max_contacts: contacts,
+        max_candidates: candidates,
+        worst_intersections: worst,
+        work,
+    }
 }
 
 /// Folds an n×n sheet in half with its pinned edge; returns (stage times summed over frames with
@@ -185,42 +231,61 @@ fn full_simulation() {
 }
 
 fn stage_table() {
-    println!("\nself-collision stage alone (folded sheet, upper half falling onto lower half, 30 substeps)");
+    println!("\nself-collision stage alone (folded sheet, upper half falling onto lower half, 30 substeps, thickness 2 mm)");
     println!(
-        "{:>9} {:>12} {:>12} {:>10} {:>14} {:>22}",
+        "{:>15} {:>9} {:>7} {:>11} {:>11} {:>10} {:>11} {:>13} {:>7} {:>15}",
+        "variant",
         "vertices",
+        "side m",
         "ms/substep",
+        "cpu ms/sub",
         "ns/vertex",
-        "contacts",
-        "intersections",
-        "ccd/rebuild/zone iters"
+        "contacts/v",
+        "candidates/v",
+        "inters",
+        "ccd/rebuild/zone"
     );
-    let mut per_vertex = Vec::new();
     let sizes: Vec<usize> = std::env::var("SC_BENCH_SIZES")
         .ok()
         .map(|v| v.split(',').filter_map(|k| k.trim().parse().ok()).collect())
         .unwrap_or_else(|| vec![64, 128, 256]);
-    for n in sizes {
-        let (secs, contacts, worst, work) = stage_alone(n, 30);
-        let nsv = secs * 1e9 / (n * n) as f64;
-        per_vertex.push(nsv);
+    // Grid spacing of the 64² one-metre sheet, kept by the "bigger garment" variant.
+    let spacing = 1.0 / 63.0;
+    let variants: [(&str, &dyn Fn(usize) -> f32); 2] = [
+        ("same garment", &|_| 1.0),
+        ("bigger garment", &|n| spacing * (n - 1) as f32),
+    ];
+    for (name, side) in variants {
+        let mut per_vertex = Vec::new();
+        for &n in &sizes {
+            let size = side(n);
+            let r = stage_alone(n, size, 30);
+            let nv = (n * n) as f64;
+            let nsv = r.secs_per_substep * 1e9 / nv;
+            per_vertex.push(nsv);
+            println!(
+                "{:>15} {:>9} {:>7.2} {:>11.3} {:>11.3} {:>10.1} {:>11.2} {:>13.2} {:>7} {:>15}",
+                name,
+                n * n,
+                size,
+                r.secs_per_substep * 1e3,
+                r.cpu_secs_per_substep * 1e3,
+                nsv,
+                r.max_contacts as f64 / nv,
+                r.max_candidates as f64 / nv,
+                r.worst_intersections,
+                format!("{}/{}/{}", r.work[0], r.work[1], r.work[2])
+            );
+        }
+        let mean = per_vertex.iter().sum::<f64>() / per_vertex.len() as f64;
+        let spread = per_vertex
+            .iter()
+            .map(|v| (v / mean - 1.0).abs())
+            .fold(0.0, f64::max);
         println!(
-            "{:>9} {:>12.3} {:>12.1} {:>10} {:>14} {:>22}",
-            n * n,
-            secs * 1e3,
-            nsv,
-            contacts,
-            worst,
-            format!("{}/{}/{}", work[0], work[1], work[2])
+            "{:>15} ns/vertex spread around the mean: ±{:.0}% (target ±25%)",
+            name,
+            spread * 100.0
         );
     }
-    let mean = per_vertex.iter().sum::<f64>() / per_vertex.len() as f64;
-    let spread = per_vertex
-        .iter()
-        .map(|v| (v / mean - 1.0).abs())
-        .fold(0.0, f64::max);
-    println!(
-        "ns/vertex spread around the mean: ±{:.0}% (target ±25%)",
-        spread * 100.0
-    );
 }

@@ -47,6 +47,9 @@ pub struct SubstepReport {
     pub min_collider_distance: f32,
     /// Cloth–cloth contacts handled.
     pub self_contacts: u32,
+    /// Cloth–cloth collisions the self-collision stage could not resolve (left when its impact
+    /// zones gave up, e.g. pins or body contacts that admit no rigid motion); 0 = crossing-free.
+    pub unresolved: u32,
     /// Why the substep was rejected, if it was.
     pub rejected: Option<&'static str>,
     pub times: StageTimes,
@@ -69,6 +72,9 @@ pub struct FrameReport {
     pub contacts: u32,
     pub min_collider_distance: f32,
     pub self_contacts: u32,
+    /// Unresolved cloth–cloth collisions summed over the accepted substeps (0 = the frame's
+    /// cloth motion is crossing-free; see [`SubstepReport::unresolved`]).
+    pub unresolved: u32,
     /// Smallest substep length used (s).
     pub min_h: f32,
     /// Why the last rejected substep was rejected.
@@ -94,6 +100,7 @@ impl FrameReport {
         self.contacts = self.contacts.max(s.contacts);
         self.min_collider_distance = self.min_collider_distance.min(s.min_collider_distance);
         self.self_contacts += s.self_contacts;
+        self.unresolved += s.unresolved;
         self.min_h = self.min_h.min(s.h);
         self.times.add(&s.times);
     }

@@ -1,12 +1,23 @@
-//! The cloth–cloth collision hook of the step: after the implicit solve (and before the body
-//! projection) the self-collision stage corrects the substep's effective velocities
-//! (x1 − x0)/h so that the motion x0 → x1 has no cloth crossings (Bridson, Fedkiw & Anderson 2002).
-//! Present only when some garment enables self-collision; garments collide with each other then.
+//! The cloth–cloth collision hook of the step: after the implicit solve and the body projection,
+//! as the last thing that moves x1, the self-collision stage corrects the substep's effective
+//! velocities (x1 − x0)/h so that the motion x0 → x1 has no cloth crossings (Bridson, Fedkiw &
+//! Anderson 2002). Hard-pinned vertices have infinite mass, and vertices held by a body cannot be
+//! pushed into it. Present only when some garment enables self-collision; garments collide with
+//! each other then.
 
+use crate::collide::MovingCollider;
 use crate::error::ModelError;
 use crate::model::Model;
-use crate::self_collision::{SelfCollision, SelfCollisionParams, SelfCollisionTopology};
+use crate::self_collision::{
+    SelfCollision, SelfCollisionParams, SelfCollisionReport, SelfCollisionTopology,
+};
 use glam::Vec3;
+use rayon::prelude::*;
+
+/// Vertices closer than this many collider thicknesses to a body are treated as resting on it by
+/// the cloth–cloth impulses (a vertex just above the thickness could otherwise be pushed into the
+/// body by cloth landing on it).
+const BODY_BAND: f32 = 2.0;
 
 /// Self-collision stage with its per-vertex inputs and scratch.
 #[derive(Debug)]
@@ -17,8 +28,10 @@ pub struct SelfContact {
     params: Vec<SelfCollisionParams>,
     /// 1/kg, 0 for hard-pinned vertices.
     inv_mass: Vec<f32>,
-    /// `inv_mass` with the substep's body-contact vertices also at 0.
-    inv_mass_step: Vec<f32>,
+    /// Outward unit normal of the body each vertex rests on this substep (zero if none).
+    body_normal: Vec<Vec3>,
+    /// Collider thickness per vertex (m).
+    body_thickness: Vec<f32>,
     v_eff: Vec<Vec3>,
     v_orig: Vec<Vec3>,
 }
@@ -74,16 +87,18 @@ impl SelfContact {
             stage,
             params,
             inv_mass,
-            inv_mass_step: vec![0.0; n],
+            body_normal: vec![Vec3::ZERO; n],
+            body_thickness: model.thickness.clone(),
             v_eff: vec![Vec3::ZERO; n],
             v_orig: vec![Vec3::ZERO; n],
         }))
     }
 
     /// Makes x0 → x1 crossing-free: x1 = x0 + h·v_eff with corrected v_eff, the same correction added
-    /// to `v1`. Vertices with `held[i]` (held by a collider this substep) are treated as immovable,
-    /// so cloth–cloth impulses never push them into a body.
-    /// Returns the number of cloth–cloth contacts and collisions handled.
+    /// to `v1`. Vertices held by a collider this substep (`held[i]`) or ending within twice their
+    /// collider thickness of one get the outward normal of the nearest collider at the end of the
+    /// substep (`colliders`), along which cloth–cloth impulses and impact zones never push them
+    /// inwards: cloth pressed onto other cloth lying on a body moves away from the body instead.
     pub fn apply(
         &mut self,
         x0: &[Vec3],
@@ -91,25 +106,38 @@ impl SelfContact {
         v1: &mut [Vec3],
         h: f32,
         held: &[bool],
-    ) -> u32 {
-        self.inv_mass_step.copy_from_slice(&self.inv_mass);
-        for (w, &held) in self.inv_mass_step.iter_mut().zip(held) {
-            if held {
-                *w = 0.0;
-            }
-        }
+        colliders: &[MovingCollider],
+    ) -> SelfCollisionReport {
+        let thickness = &self.body_thickness;
+        let x1r: &[Vec3] = x1;
+        self.body_normal
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, bn)| {
+                *bn = colliders
+                    .iter()
+                    .map(|c| c.end.distance(x1r[i]))
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .filter(|&(d, _)| held[i] || d < BODY_BAND * thickness[i])
+                    .map_or(Vec3::ZERO, |(_, n)| n);
+            });
         for i in 0..x0.len() {
             self.v_eff[i] = (x1[i] - x0[i]) / h;
             self.v_orig[i] = self.v_eff[i];
         }
-        let report = self
-            .stage
-            .resolve(x0, &mut self.v_eff, h, &self.inv_mass_step, &self.params);
+        let report = self.stage.resolve_with_bodies(
+            x0,
+            &mut self.v_eff,
+            h,
+            &self.inv_mass,
+            &self.body_normal,
+            &self.params,
+        );
         // x1 exactly as `resolve` checked it (x0 + h·v in f32) for every vertex.
         for i in 0..x0.len() {
             x1[i] = x0[i] + h * self.v_eff[i];
             v1[i] += self.v_eff[i] - self.v_orig[i];
         }
-        report.contacts + report.collisions
+        report
     }
 }

@@ -439,24 +439,25 @@ impl Simulation {
         // (contacts and projected vertices) immovable, so nothing is pushed back through cloth.
         let mut min_distance = self.project_out_of_colliders(h)?;
         lap(&mut times.collide);
-        let self_contacts = match &mut self.self_contact {
+        let (self_contacts, unresolved) = match &mut self.self_contact {
             Some(sc) => {
                 for c in &self.constraints.active {
                     self.held[c.vertex as usize] = true;
                 }
-                let n = sc.apply(
+                let r = sc.apply(
                     &self.start.x,
                     &mut self.state.x,
                     &mut self.state.v,
                     h,
                     &self.held,
+                    &self.sub_colliders,
                 );
                 lap(&mut times.self_collide);
                 min_distance = self.min_collider_distance();
                 lap(&mut times.collide);
-                n
+                (r.contacts + r.collisions, r.unresolved)
             }
-            None => 0,
+            None => (0, 0),
         };
 
         let x1 = &self.state.x;
@@ -487,6 +488,7 @@ impl Simulation {
             contacts: self.constraints.active.len() as u32,
             min_collider_distance: min_distance,
             self_contacts,
+            unresolved,
             rejected,
             times,
         })

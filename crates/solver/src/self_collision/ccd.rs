@@ -1,7 +1,10 @@
 //! Continuous collision detection for linearly moving cloth primitives (Provot 1997; BFA02 §6.2):
 //! the four points of a vertex–triangle or edge–edge pair become coplanar at the roots of a cubic
 //! in t ∈ [0,1]; at each root (earliest first) the closest-point distance decides whether the
-//! primitives actually touch (within `tol`, m). All arithmetic in f64.
+//! primitives actually touch (within `tol`, m). The end of the substep is always checked as well:
+//! a pair that ends (nearly) coplanar and touching has f(1) ≈ 0 without a sign change, which the
+//! root search alone misses (two layers pressed onto the same ground plane end exactly at the
+//! contact height). All arithmetic in f64.
 
 use super::proximity::{point_triangle_weights, segment_segment_params};
 use glam::DVec3;
@@ -122,7 +125,7 @@ pub fn vertex_triangle_ccd(x0: [DVec3; 4], x1: [DVec3; 4], tol: f64) -> Option<(
     let n = cubic_candidate_times(coef, near_zero_volume(&q0, &dq), &mut times);
     let mut sorted = times;
     sorted[..n].sort_unstable_by(f64::total_cmp);
-    for &t in &sorted[..n] {
+    for &t in sorted[..n].iter().chain(&[1.0]) {
         let p = x0[0] + d[0] * t;
         let a = x0[1] + d[1] * t;
         let b = x0[2] + d[2] * t;
@@ -146,7 +149,7 @@ pub fn edge_edge_ccd(x0: [DVec3; 4], x1: [DVec3; 4], tol: f64) -> Option<(f64, f
     let n = cubic_candidate_times(coef, near_zero_volume(&x0, &d), &mut times);
     let mut sorted = times;
     sorted[..n].sort_unstable_by(f64::total_cmp);
-    for &t in &sorted[..n] {
+    for &t in sorted[..n].iter().chain(&[1.0]) {
         let a = x0[0] + d[0] * t;
         let b = x0[1] + d[1] * t;
         let c = x0[2] + d[2] * t;

@@ -4,6 +4,33 @@
 
 use glam::Vec3;
 
+/// Largest ratio |Δv_k| / |Δu| an impulse may cause at one stencil vertex. A stencil whose only
+/// movable vertices have tiny weights (a vertex–triangle pair whose free vertex sits at a far
+/// corner of the triangle, or everything else pinned or held by a body) would otherwise need a
+/// velocity change of |Δu|/w at that vertex (1e7 m/s was seen); such contacts are left to the
+/// impact zones.
+pub const MAX_AMPLIFICATION: f32 = 10.0;
+
+/// How each vertex may be moved by cloth–cloth impulses: inverse mass (1/kg, 0 = pinned) and the
+/// outward unit normal of the body it rests on (zero if none). A vertex in body contact has
+/// infinite mass along its body normal for impulses that would push it into the body (the body
+/// contact is a one-sided constraint, BW §5); it still moves freely away from the body and along
+/// it.
+#[derive(Clone, Copy, Debug)]
+pub struct Mobility<'a> {
+    pub inv_mass: &'a [f32],
+    /// Per vertex, or empty when no vertex touches a body.
+    pub body_normal: &'a [Vec3],
+}
+
+impl Mobility<'_> {
+    /// Outward normal of the body vertex `i` rests on (zero if none).
+    #[inline]
+    pub fn body_normal(&self, i: usize) -> Vec3 {
+        self.body_normal.get(i).copied().unwrap_or(Vec3::ZERO)
+    }
+}
+
 /// One proximity contact or continuous-collision event.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contact {
@@ -32,24 +59,36 @@ impl Contact {
         u
     }
 
-    /// Σ w_k² / m_k (1/kg): the inverse effective mass of the stencil.
-    #[inline]
-    pub fn inverse_mass(&self, inv_mass: &[f32]) -> f32 {
-        let mut s = 0.0;
-        for k in 0..4 {
-            s += self.w[k] * self.w[k] * inv_mass[self.idx[k] as usize];
+    /// Changes the relative velocity along the unit direction `d` by `mag` > 0 (m/s) with one
+    /// impulse j·d spread over the stencil: Δv_k = w_k j M_k⁻¹ d, j = mag / Σ w_k² dᵀM_k⁻¹d (the
+    /// mass-weighted form of BFA02 §7.1), where M_k⁻¹ = m_k⁻¹ I, or m_k⁻¹ (I − n nᵀ) for a vertex on a
+    /// body (normal n) that the impulse would push into it. Returns false and changes nothing if
+    /// the stencil cannot move along `d` or only with an amplification above
+    /// [`MAX_AMPLIFICATION`].
+    pub fn push(&self, v: &mut [Vec3], mob: &Mobility, d: Vec3, mag: f32) -> bool {
+        if mag.is_nan() || mag <= 0.0 {
+            return false;
         }
-        s
-    }
-
-    /// Changes the relative velocity by `du` (m/s): Δv_k = w_k m_k⁻¹ du / Σ w_j² m_j⁻¹
-    /// (mass-weighted form of BFA02 eq. for Ĩ = 2I/(1+Σw²)).
-    #[inline]
-    pub fn apply(&self, v: &mut [Vec3], inv_mass: &[f32], du: Vec3, inverse_mass: f32) {
-        let scale = du / inverse_mass;
-        for k in 0..4 {
-            let i = self.idx[k] as usize;
-            v[i] += (self.w[k] * inv_mass[i]) * scale;
+        let mut a = [Vec3::ZERO; 4];
+        let mut e = 0.0f32;
+        for ((ak, &i), &w) in a.iter_mut().zip(&self.idx).zip(&self.w) {
+            let n = mob.body_normal(i as usize);
+            let dn = d.dot(n);
+            let dir = if w * dn < 0.0 { d - dn * n } else { d };
+            *ak = mob.inv_mass[i as usize] * dir;
+            e += w * w * d.dot(*ak);
         }
+        if e.is_nan() || e <= 0.0 {
+            return false;
+        }
+        let j = mag / e;
+        let worst = (0..4).fold(0.0f32, |m, k| m.max((self.w[k] * j * a[k]).length()));
+        if worst.is_nan() || worst > MAX_AMPLIFICATION * mag {
+            return false;
+        }
+        for k in 0..4 {
+            v[self.idx[k] as usize] += (self.w[k] * j) * a[k];
+        }
+        true
     }
 }

@@ -1,11 +1,24 @@
-//! Broad phase: a uniform spatial hash rebuilt every substep in O(n) (Teschner et al. 2003 hash,
-//! Kang 2003 §5.3 buckets). Each primitive box is stored in every cell it overlaps (cell size = mean
-//! box extent, at least a quarter of the largest, so a box covers a bounded number of cells).
-//! Overlapping pairs are enumerated bucket by bucket (contiguous memory) and reported only in the
-//! first cell the two boxes share, so each pair is reported once. Buckets are filled by a counting
-//! sort in primitive order, so pairs come out in a fixed order, whatever the thread count.
+//! Broad phase: a hierarchical uniform spatial hash rebuilt every substep in O(n) (Teschner et al.
+//! 2003 hash; Kang 2003 §5.3 uses grids of different cell size for primitives of different size).
+//!
+//! Level k has cells of `cell·4^k` (m). Each primitive box goes to the finest level where it covers
+//! at most [`MAX_CELLS`] cells and is stored in every cell it overlaps there; boxes too big even for
+//! the coarsest level (or non-finite) go to an "oversize" list that is tested box against box. So a
+//! single huge box (a teleported vertex) neither covers millions of cells nor inflates the cell size
+//! of everything else. Buckets are filled by a counting sort in primitive order into flat arrays (no
+//! per-cell allocation), so every bucket lists its primitives in increasing index order.
+//!
+//! A query with box q visits the cells of q at every level from its own upward and reports a stored
+//! box b only in the cell holding the min corner of q ∩ b, after a box–box test: every overlapping
+//! primitive is reported exactly once, in an order fixed by the input (not by the thread count).
 
 use glam::Vec3;
+use rayon::prelude::*;
+
+/// Number of grid levels (cell size grows 4× per level).
+pub const LEVELS: usize = 6;
+/// A box is stored at the finest level where it covers at most this many cells.
+pub const MAX_CELLS: u64 = 64;
 
 /// Axis-aligned box (m).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,6 +48,7 @@ impl Aabb {
         }
     }
 
+    #[inline]
     pub fn overlaps(&self, o: &Aabb) -> bool {
         self.min.cmple(o.max).all() && o.min.cmple(self.max).all()
     }
@@ -49,31 +63,44 @@ impl Aabb {
     }
 }
 
-/// One (cell, primitive) entry; the primitive's box is stored inline so that a bucket scan reads
-/// contiguous memory.
+/// One (cell, primitive) entry; box, first cell and vertices are stored inline so that a bucket
+/// join reads contiguous memory only.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     min: Vec3,
     max: Vec3,
-    cell: [i32; 3],
-    /// Cell of the box's min corner (for the first-shared-cell rule).
-    first: [i32; 3],
+    /// Cell of `min` at the entry's level (the cell of the min corner of an overlap of two boxes
+    /// is the componentwise max of theirs, by monotonicity of the floor).
+    lo: [i32; 3],
     prim: u32,
+    /// Mesh vertices of the primitive (`u32::MAX` = none): pairs sharing one are never reported.
+    verts: [u32; 3],
 }
 
-/// Reusable spatial hash over a set of primitive boxes.
-#[derive(Debug, Default)]
-pub struct SpatialHash {
-    inv_cell: f32,
-    /// 64 − log2(table size).
-    shift: u32,
-    starts: Vec<u32>,
-    entries: Vec<Entry>,
-    scratch: Vec<Entry>,
+const NO_ENTRY: Entry = Entry {
+    min: Vec3::ZERO,
+    max: Vec3::ZERO,
+    lo: [0; 3],
+    prim: 0,
+    verts: [0; 3],
+};
+
+/// Do two entries share a mesh vertex?
+#[inline]
+fn share_vertex(p: &Entry, q: &Entry) -> bool {
+    p.verts
+        .iter()
+        .any(|&v| v != u32::MAX && q.verts.contains(&v))
+}
+
+/// Componentwise max of two cells.
+#[inline]
+fn max_cell(a: [i32; 3], b: [i32; 3]) -> [i32; 3] {
+    [a[0].max(b[0]), a[1].max(b[1]), a[2].max(b[2])]
 }
 
 /// Cell coordinate of a point (clamped so that far-away input cannot overflow; floor without a
-/// libm call).
+/// libm call). Monotone in `p`, and exact for power-of-two changes of `inv_cell`.
 #[inline]
 fn cell_of(p: Vec3, inv_cell: f32) -> [i32; 3] {
     let c = (p * inv_cell).clamp(Vec3::splat(-1.0e8), Vec3::splat(1.0e8));
@@ -84,111 +111,405 @@ fn cell_of(p: Vec3, inv_cell: f32) -> [i32; 3] {
     [fl(c.x), fl(c.y), fl(c.z)]
 }
 
-/// Bucket of a cell: Fibonacci hashing of the packed coordinates (high bits of a 64-bit
-/// multiplicative hash, which spreads neighbouring cells evenly over any power-of-two table).
+/// First and last cell of a box, and the number of cells it covers (0 for an empty box).
+#[inline]
+fn cell_range(b: &Aabb, inv_cell: f32) -> ([i32; 3], [i32; 3], u64) {
+    let (lo, hi) = (cell_of(b.min, inv_cell), cell_of(b.max, inv_cell));
+    let mut count = 1u64;
+    for k in 0..3 {
+        count = count.saturating_mul((hi[k] as i64 - lo[k] as i64 + 1).max(0) as u64);
+    }
+    (lo, hi, count)
+}
+
+/// Bucket of a cell: x plus a Fibonacci hash of (y, z) (high bits of a 64-bit multiplicative
+/// hash), modulo the power-of-two table. Cells consecutive in x land in consecutive buckets, so a
+/// query's cells, and the cells of queries close in space, share cache lines.
 #[inline]
 fn bucket(c: [i32; 3], shift: u32) -> usize {
-    let k = (c[0] as u32 as u64) ^ ((c[1] as u32 as u64) << 21) ^ ((c[2] as u32 as u64) << 42);
-    (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+    let k = (c[1] as u32 as u64) ^ ((c[2] as u32 as u64) << 32);
+    let row = k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift;
+    (row.wrapping_add(c[0] as u32 as u64) & (u64::MAX >> shift)) as usize
+}
+
+/// Calls `f(cell, bucket)` for every cell of `lo..=hi` (x fastest).
+#[inline]
+fn for_cells(lo: [i32; 3], hi: [i32; 3], shift: u32, mut f: impl FnMut([i32; 3], usize)) {
+    for cz in lo[2]..=hi[2] {
+        for cy in lo[1]..=hi[1] {
+            for cx in lo[0]..=hi[0] {
+                let c = [cx, cy, cz];
+                f(c, bucket(c, shift));
+            }
+        }
+    }
+}
+
+/// One level: a hash table of cells with buckets in a flat array (`starts` = bucket offsets).
+#[derive(Debug, Default)]
+struct Grid {
+    inv_cell: f32,
+    /// 64 − log2(table size).
+    shift: u32,
+    starts: Vec<u32>,
+    entries: Vec<Entry>,
+}
+
+/// Reusable hierarchical spatial hash over a set of primitive boxes.
+#[derive(Debug, Default)]
+pub struct SpatialHash {
+    inv_cell: f32,
+    grids: Vec<Grid>,
+    /// Copy of the boxes of the last build, by primitive.
+    boxes: Vec<Aabb>,
+    /// Level of every primitive ([`LEVELS`] = oversize).
+    level: Vec<u8>,
+    /// First and last cell of every primitive at its level.
+    ranges: Vec<([i32; 3], [i32; 3])>,
+    /// Primitives too big for every level, in index order.
+    oversize: Vec<u32>,
+    /// Are primitives stored at levels above 0 (or oversize)?
+    coarse: bool,
+}
+
+/// Finest level at which `b` covers at most [`MAX_CELLS`] cells of size 1/`inv_cell`·4^k, and
+/// its cell range there.
+#[inline]
+fn level_for(b: &Aabb, inv_cell: f32) -> (u8, ([i32; 3], [i32; 3])) {
+    let mut inv = inv_cell;
+    for k in 0..LEVELS {
+        let (lo, hi, count) = cell_range(b, inv);
+        if count <= MAX_CELLS {
+            return (k as u8, (lo, hi));
+        }
+        inv *= 0.25;
+    }
+    (LEVELS as u8, ([0; 3], [-1; 3]))
 }
 
 impl SpatialHash {
-    /// Chooses the cell size from the boxes: max(mean extent, max extent / 4) (m).
-    pub fn cell_size_for(boxes: &[Aabb]) -> f32 {
-        let mut sum = 0.0f64;
-        let mut max = 0.0f32;
-        for b in boxes {
-            let e = b.extent();
-            sum += e as f64;
-            max = max.max(e);
+    /// Cell size for `boxes` (m): the median extent (largest side) of the finite ones, so that a
+    /// few huge boxes do not coarsen the grid for everything else. `scratch` is reusable.
+    pub fn cell_size_for(boxes: &[Aabb], scratch: &mut Vec<f32>) -> f32 {
+        scratch.clear();
+        scratch.extend(
+            boxes
+                .iter()
+                .map(Aabb::extent)
+                .filter(|e| e.is_finite() && *e >= 0.0),
+        );
+        if scratch.is_empty() {
+            return 1.0;
         }
-        let mean = if boxes.is_empty() {
-            0.0
-        } else {
-            (sum / boxes.len() as f64) as f32
-        };
-        mean.max(max * 0.25).max(1e-6)
+        let mid = scratch.len() / 2;
+        let (_, median, _) = scratch.select_nth_unstable_by(mid, f32::total_cmp);
+        median.max(1e-6)
     }
 
-    /// Rebuilds the hash over `boxes` with cell size `cell` (m). O(n) counting sort, no
-    /// allocation once the buffers have grown.
-    pub fn build(&mut self, boxes: &[Aabb], cell: f32) {
+    /// Rebuilds the hash over `boxes` with finest cell size `cell` (m); `verts[i]`: mesh vertices
+    /// of primitive i (`u32::MAX` = none). O(n) counting sort, no allocation once the buffers have
+    /// grown.
+    pub fn build(&mut self, boxes: &[Aabb], verts: &[[u32; 3]], cell: f32) {
         self.inv_cell = 1.0 / cell;
-        self.scratch.clear();
-        for (i, b) in boxes.iter().enumerate() {
-            let (lo, hi) = (cell_of(b.min, self.inv_cell), cell_of(b.max, self.inv_cell));
-            for cz in lo[2]..=hi[2] {
-                for cy in lo[1]..=hi[1] {
-                    for cx in lo[0]..=hi[0] {
-                        self.scratch.push(Entry {
-                            min: b.min,
-                            max: b.max,
-                            cell: [cx, cy, cz],
-                            first: lo,
-                            prim: i as u32,
-                        });
+        let inv0 = self.inv_cell;
+        self.grids.resize_with(LEVELS, Grid::default);
+        self.boxes.clear();
+        self.boxes.extend_from_slice(boxes);
+        self.level.resize(boxes.len(), 0);
+        self.ranges.resize(boxes.len(), ([0; 3], [0; 3]));
+        self.level
+            .par_iter_mut()
+            .zip(self.ranges.par_iter_mut())
+            .zip(boxes.par_iter())
+            .for_each(|((l, r), b)| (*l, *r) = level_for(b, inv0));
+        self.oversize.clear();
+        let mut total = [0u64; LEVELS];
+        let mut inv = inv0;
+        for g in self.grids.iter_mut() {
+            g.inv_cell = inv;
+            inv *= 0.25;
+        }
+        for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
+            let l = self.level[i] as usize;
+            if l == LEVELS {
+                self.oversize.push(i as u32);
+            } else {
+                total[l] += (0..3)
+                    .map(|k| (hi[k] as i64 - lo[k] as i64 + 1).max(0) as u64)
+                    .product::<u64>();
+            }
+        }
+        self.coarse = !self.oversize.is_empty() || total[1..].iter().any(|&t| t > 0);
+        for (g, &t) in self.grids.iter_mut().zip(&total) {
+            let table = if t == 0 {
+                0
+            } else {
+                (t as usize).next_power_of_two().max(16)
+            };
+            g.shift = 64 - table.max(1).trailing_zeros();
+            g.starts.clear();
+            g.starts.resize(table + 1, 0);
+            // Every slot is overwritten by the scatter below; only new slots need a value.
+            g.entries.resize(t as usize, NO_ENTRY);
+        }
+        let level = &self.level;
+        let stored = |i: usize| -> Option<usize> {
+            let l = level[i] as usize;
+            (l < LEVELS).then_some(l)
+        };
+        for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
+            if let Some(l) = stored(i) {
+                let g = &mut self.grids[l];
+                for_cells(lo, hi, g.shift, |_, k| g.starts[k + 1] += 1);
+            }
+        }
+        for g in self.grids.iter_mut() {
+            for k in 1..g.starts.len() {
+                g.starts[k] += g.starts[k - 1];
+            }
+        }
+        // Stable scatter: bucket contents stay in primitive order. `starts[k]` advances to the end
+        // of bucket k, which is the start of bucket k + 1; shifted back afterwards.
+        for (i, (b, &(lo, hi))) in boxes.iter().zip(&self.ranges).enumerate() {
+            if let Some(l) = stored(i) {
+                let g = &mut self.grids[l];
+                let e = Entry {
+                    min: b.min,
+                    max: b.max,
+                    lo,
+                    prim: i as u32,
+                    verts: verts[i],
+                };
+                for_cells(lo, hi, g.shift, |_, k| {
+                    let slot = g.starts[k];
+                    g.entries[slot as usize] = e;
+                    g.starts[k] = slot + 1;
+                });
+            }
+        }
+        for g in self.grids.iter_mut() {
+            for k in (1..g.starts.len()).rev() {
+                g.starts[k] = g.starts[k - 1];
+            }
+            if let Some(s) = g.starts.first_mut() {
+                *s = 0;
+            }
+        }
+    }
+
+    /// Level of stored primitive `i` of the last build.
+    pub fn level(&self, i: usize) -> usize {
+        self.level[i] as usize
+    }
+
+    /// Are any primitives stored above level 0 (then queries from level 0 do not see every pair
+    /// from the finer side, see [`Self::query`])?
+    pub fn has_coarse(&self) -> bool {
+        self.coarse
+    }
+
+    /// Number of buckets of `level` (0 if nothing is stored there).
+    pub fn bucket_count(&self, level: usize) -> usize {
+        self.grids[level].starts.len().saturating_sub(1)
+    }
+
+    /// Primitives too big for every level, in index order.
+    pub fn oversize(&self) -> &[u32] {
+        &self.oversize
+    }
+
+    /// Box of primitive `i` of the last build.
+    pub fn bounds(&self, i: u32) -> &Aabb {
+        &self.boxes[i as usize]
+    }
+
+    /// Pairs within bucket `b` of `level`, for primitives of three kinds numbered contiguously:
+    /// vertices `< kinds[0]`, triangles `kinds[0]..kinds[1]`, edges `≥ kinds[1]`. Calls `vt(v, t)`
+    /// for every vertex–triangle and `ee(e, f)` (e < f) for every edge–edge pair of the level whose
+    /// boxes overlap and that share no vertex, from the one bucket that holds the cell of the min
+    /// corner of the overlap, so each pair comes out once over all buckets. Buckets are read front
+    /// to back (contiguous).
+    pub fn join_bucket(
+        &self,
+        level: usize,
+        b: usize,
+        kinds: [u32; 2],
+        mut vt: impl FnMut(u32, u32),
+        mut ee: impl FnMut(u32, u32),
+    ) {
+        let g = &self.grids[level];
+        let list = &g.entries[g.starts[b] as usize..g.starts[b + 1] as usize];
+        if list.len() < 2 {
+            return;
+        }
+        let t0 = list.partition_point(|e| e.prim < kinds[0]);
+        let e0 = list.partition_point(|e| e.prim < kinds[1]);
+        let (vs, ts, es) = (&list[..t0], &list[t0..e0], &list[e0..]);
+        let hit = |p: &Entry, q: &Entry| {
+            p.min.cmple(q.max).all()
+                && q.min.cmple(p.max).all()
+                && !share_vertex(p, q)
+                && bucket(max_cell(p.lo, q.lo), g.shift) == b
+        };
+        // A bucket lists each primitive's entries together (one per cell of that primitive hashing
+        // here); only the first of them takes part.
+        let first = |list: &[Entry], i: usize| i == 0 || list[i - 1].prim != list[i].prim;
+        if !ts.is_empty() {
+            for i in 0..vs.len() {
+                if !first(vs, i) {
+                    continue;
+                }
+                for j in 0..ts.len() {
+                    if first(ts, j) && hit(&vs[i], &ts[j]) {
+                        vt(vs[i].prim, ts[j].prim);
                     }
                 }
             }
         }
-        let table = (2 * self.scratch.len()).next_power_of_two().max(16);
-        self.shift = 64 - table.trailing_zeros();
-        self.starts.clear();
-        self.starts.resize(table + 1, 0);
-        for e in &self.scratch {
-            self.starts[bucket(e.cell, self.shift) + 1] += 1;
+        for i in 0..es.len() {
+            if !first(es, i) {
+                continue;
+            }
+            for j in i + 1..es.len() {
+                if first(es, j) && hit(&es[i], &es[j]) {
+                    ee(es[i].prim, es[j].prim);
+                }
+            }
         }
-        for k in 0..table {
-            self.starts[k + 1] += self.starts[k];
-        }
-        self.entries.clear();
-        self.entries.resize(
-            self.scratch.len(),
-            Entry {
-                min: Vec3::ZERO,
-                max: Vec3::ZERO,
-                cell: [0; 3],
-                first: [0; 3],
-                prim: 0,
-            },
-        );
-        // Stable scatter: bucket contents stay in primitive order. `starts[b]` advances to the end
-        // of bucket b, which is the start of bucket b + 1; shifted back afterwards.
-        for e in &self.scratch {
-            let b = bucket(e.cell, self.shift);
-            let slot = self.starts[b];
-            self.entries[slot as usize] = *e;
-            self.starts[b] = slot + 1;
-        }
-        for k in (1..=table).rev() {
-            self.starts[k] = self.starts[k - 1];
-        }
-        self.starts[0] = 0;
     }
 
-    /// Number of buckets of the current table.
-    pub fn bucket_count(&self) -> usize {
-        self.starts.len().saturating_sub(1)
-    }
-
-    /// Calls `f(a, b)` (a stored before b) once for every pair of stored primitives whose boxes
-    /// overlap and whose first shared cell hashes into one of `buckets`, in a fixed order.
-    pub fn for_each_pair(&self, buckets: std::ops::Range<usize>, mut f: impl FnMut(u32, u32)) {
-        for b in buckets {
-            let (s, e) = (self.starts[b] as usize, self.starts[b + 1] as usize);
-            let bucket = &self.entries[s..e];
-            for (k, p) in bucket.iter().enumerate() {
-                for q in &bucket[k + 1..] {
-                    if p.cell != q.cell || !(p.min.cmple(q.max).all() && q.min.cmple(p.max).all()) {
+    /// Calls `f(prim)` once for every stored primitive whose box overlaps `q` and whose level is
+    /// above `from`, or equal to `from` with index ≥ `first`. Pass `from` ≥ the level of `q` (then
+    /// `q` covers at most [`MAX_CELLS`] cells per level; otherwise that level is scanned box by box).
+    pub fn query(&self, q: &Aabb, from: usize, first: u32, mut f: impl FnMut(u32)) {
+        for k in from..LEVELS {
+            let g = &self.grids[k];
+            if g.entries.is_empty() {
+                continue;
+            }
+            let first = if k == from { first } else { 0 };
+            let (lo, hi, count) = cell_range(q, g.inv_cell);
+            if count > MAX_CELLS {
+                for (i, b) in self.boxes.iter().enumerate().skip(first as usize) {
+                    if self.level[i] as usize == k && q.overlaps(b) {
+                        f(i as u32);
+                    }
+                }
+                continue;
+            }
+            for_cells(lo, hi, g.shift, |c, b| {
+                // A bucket lists each primitive's entries together (one per cell of that primitive
+                // hashing here); only the first of them is looked at.
+                let bucket = &g.entries[g.starts[b] as usize..g.starts[b + 1] as usize];
+                let mut last = u32::MAX;
+                for e in bucket {
+                    let repeat = e.prim == last;
+                    last = e.prim;
+                    if repeat
+                        || e.prim < first
+                        || !(q.min.cmple(e.max).all() && e.min.cmple(q.max).all())
+                        || max_cell(lo, e.lo) != c
+                    {
                         continue;
                     }
-                    // Report only in the first shared cell: max of the two min corners.
-                    let (cp, cq) = (p.first, q.first);
-                    if p.cell == [cp[0].max(cq[0]), cp[1].max(cq[1]), cp[2].max(cq[2])] {
-                        f(p.prim, q.prim);
-                    }
+                    f(e.prim);
+                }
+            });
+        }
+        if from <= LEVELS {
+            let first = if from == LEVELS { first } else { 0 };
+            for &i in &self.oversize {
+                if i >= first && q.overlaps(&self.boxes[i as usize]) {
+                    f(i);
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute(q: &Aabb, boxes: &[Aabb]) -> Vec<u32> {
+        (0..boxes.len() as u32)
+            .filter(|&i| q.overlaps(&boxes[i as usize]))
+            .collect()
+    }
+
+    /// Pseudo-random boxes of very different sizes, including a huge and a non-finite one.
+    fn boxes() -> Vec<Aabb> {
+        let mut s = 0x1234_5678_9abc_def0u64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let mut out = Vec::new();
+        for k in 0..600 {
+            let c = Vec3::new(r(), r(), r() * 0.2);
+            let size = if k % 50 == 0 { 0.5 } else { 0.01 + 0.03 * r() };
+            out.push(Aabb {
+                min: c - Vec3::splat(size * r()),
+                max: c + Vec3::splat(size * r()),
+            });
+        }
+        out.push(Aabb {
+            min: Vec3::splat(-1.0e9),
+            max: Vec3::splat(1.0e9),
+        });
+        out.push(Aabb {
+            min: Vec3::splat(f32::NAN),
+            max: Vec3::splat(f32::NAN),
+        });
+        out.push(Aabb::EMPTY);
+        out
+    }
+
+    #[test]
+    fn queries_find_every_overlap_once() {
+        let b = boxes();
+        let mut h = SpatialHash::default();
+        h.build(
+            &b,
+            &vec![[u32::MAX; 3]; b.len()],
+            SpatialHash::cell_size_for(&b, &mut Vec::new()),
+        );
+        assert!(h.has_coarse());
+        assert_eq!(h.level(600), LEVELS, "huge box is oversize");
+        for (i, q) in b.iter().enumerate() {
+            let mut got = Vec::new();
+            h.query(q, 0, 0, |p| got.push(p));
+            got.sort_unstable();
+            assert_eq!(got, brute(q, &b), "query {i}");
+        }
+    }
+
+    #[test]
+    fn level_split_self_join_finds_every_pair_once() {
+        let b = boxes();
+        let mut h = SpatialHash::default();
+        h.build(
+            &b,
+            &vec![[u32::MAX; 3]; b.len()],
+            SpatialHash::cell_size_for(&b, &mut Vec::new()),
+        );
+        let mut got = Vec::new();
+        for (i, q) in b.iter().enumerate() {
+            h.query(q, h.level(i), i as u32 + 1, |p| {
+                got.push([(i as u32).min(p), (i as u32).max(p)]);
+            });
+        }
+        got.sort_unstable();
+        let mut want = Vec::new();
+        for i in 0..b.len() as u32 {
+            for j in i + 1..b.len() as u32 {
+                if b[i as usize].overlaps(&b[j as usize]) {
+                    want.push([i, j]);
+                }
+            }
+        }
+        assert_eq!(got, want);
     }
 }

@@ -1,0 +1,139 @@
+//! Wall time per bake stage: the solver's own stages (its `StageTimes`) plus what the CLI does around
+//! them (sampling the scene's animation, the report's measurements, writing caches). Per frame in
+//! the bake report, summed over the bake in the report, the `done` event and the human summary.
+
+use std::time::Instant;
+
+use clothbake_solver::StageTimes;
+use serde::Serialize;
+
+/// Seconds spent per stage. Solver stages include rejected (retried) substeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct BakeStages {
+    /// Collider shapes and pin targets sampled from the scene's animation (glTF skinning, keys).
+    pub animation: f64,
+    /// Solver: force and Jacobian evaluation and matrix assembly.
+    pub forces: f64,
+    /// Solver: the MPCG linear solve.
+    pub linear_solve: f64,
+    /// Solver: body (collider) contact detection, constraints and projection.
+    pub body_collisions: f64,
+    /// Solver: cloth–cloth collision.
+    pub self_collision: f64,
+    /// Solver: everything else (state copies, strain checks, pins).
+    pub solver_other: f64,
+    /// The report's per-frame measurements (collider distance, self-intersection count).
+    pub measurements: f64,
+    /// Converting frames to output coordinates and writing them to the caches.
+    pub cache_writing: f64,
+}
+
+impl BakeStages {
+    /// Stage names and values in display order.
+    pub fn entries(&self) -> [(&'static str, f64); 8] {
+        [
+            ("animation", self.animation),
+            ("forces", self.forces),
+            ("linear_solve", self.linear_solve),
+            ("body_collisions", self.body_collisions),
+            ("self_collision", self.self_collision),
+            ("solver_other", self.solver_other),
+            ("measurements", self.measurements),
+            ("cache_writing", self.cache_writing),
+        ]
+    }
+
+    /// Adds the solver's stage times of one frame.
+    pub fn add_solver(&mut self, t: &StageTimes) {
+        self.forces += t.assemble;
+        self.linear_solve += t.solve;
+        self.body_collisions += t.collide;
+        self.self_collision += t.self_collide;
+        self.solver_other += t.other;
+    }
+
+    pub fn add(&mut self, o: &BakeStages) {
+        self.animation += o.animation;
+        self.add_solver(&StageTimes {
+            assemble: o.forces,
+            solve: o.linear_solve,
+            collide: o.body_collisions,
+            self_collide: o.self_collision,
+            other: o.solver_other,
+        });
+        self.measurements += o.measurements;
+        self.cache_writing += o.cache_writing;
+    }
+
+    pub fn total(&self) -> f64 {
+        self.entries().iter().map(|(_, s)| s).sum()
+    }
+
+    /// The human summary: one line per stage with seconds and percent of the staged total.
+    pub fn summary(&self) -> String {
+        let total = self.total();
+        let mut out = format!("time per stage ({total:.2} s in stages):\n");
+        for (name, s) in self.entries() {
+            let pct = if total > 0.0 { 100.0 * s / total } else { 0.0 };
+            out.push_str(&format!("  {name:<16}{s:>9.3} s {pct:>5.1} %\n"));
+        }
+        out
+    }
+}
+
+/// Measures consecutive laps: each `lap` returns the seconds since the previous one.
+pub struct Lap(Instant);
+
+impl Lap {
+    pub fn start() -> Self {
+        Lap(Instant::now())
+    }
+
+    pub fn lap(&mut self) -> f64 {
+        let now = Instant::now();
+        let s = (now - self.0).as_secs_f64();
+        self.0 = now;
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn solver_times_map_to_stages_and_sum() {
+        let mut b = BakeStages {
+            animation: 1.0,
+            cache_writing: 2.0,
+            ..Default::default()
+        };
+        b.add_solver(&StageTimes {
+            assemble: 3.0,
+            solve: 4.0,
+            collide: 5.0,
+            self_collide: 6.0,
+            other: 7.0,
+        });
+        assert_eq!(b.forces, 3.0);
+        assert_eq!(b.linear_solve, 4.0);
+        assert_eq!(b.body_collisions, 5.0);
+        assert_eq!(b.self_collision, 6.0);
+        assert_eq!(b.solver_other, 7.0);
+        assert_eq!(b.total(), 28.0);
+        let mut sum = BakeStages::default();
+        sum.add(&b);
+        sum.add(&b);
+        assert_eq!(sum.total(), 56.0);
+        assert_eq!(sum.linear_solve, 8.0);
+        let text = sum.summary();
+        assert!(
+            text.starts_with("time per stage (56.00 s in stages):\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  linear_solve        8.000 s  14.3 %\n"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! Per-stage wall times: in the bake report per frame and summed, in the `done` event and in the human
+//! summary. Checked for accounting (every stage present, sums consistent, the stages inside the frame's
+//! own time), never for speed.
+
+use serde_json::Value;
+
+use crate::harness::Dir;
+
+const STAGES: [&str; 8] = [
+    "animation",
+    "forces",
+    "linear_solve",
+    "body_collisions",
+    "self_collision",
+    "solver_other",
+    "measurements",
+    "cache_writing",
+];
+
+fn stage_sum(stages: &Value) -> f64 {
+    STAGES
+        .iter()
+        .map(|k| stages[k].as_f64().unwrap_or(f64::NAN))
+        .sum()
+}
+
+#[test]
+fn report_has_stage_times_per_frame_that_add_up() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let r = d.ok(&["bake", &scene, "-o", "out", "--frames", "1..6", "--json"]);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path("out/report.json")).unwrap())
+            .expect("report JSON");
+    let frames = report["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), 6);
+    let mut totals = [0.0f64; 8];
+    for f in frames {
+        let st = &f["stages"];
+        assert_eq!(st.as_object().map(|o| o.len()), Some(8), "{st}");
+        for (i, k) in STAGES.iter().enumerate() {
+            let v = st[k]
+                .as_f64()
+                .unwrap_or_else(|| panic!("stages.{k} missing: {st}"));
+            assert!(v >= 0.0, "{k} = {v}");
+            totals[i] += v;
+        }
+        // The stages are laps inside the frame's own wall time.
+        let seconds = f["seconds"].as_f64().unwrap();
+        assert!(stage_sum(st) <= seconds + 1e-9, "{st} vs {seconds}");
+    }
+    // The rest frame runs no solver; every simulated frame does (sheet: self-collision on).
+    let rest = &frames[0]["stages"];
+    for k in [
+        "forces",
+        "linear_solve",
+        "body_collisions",
+        "self_collision",
+    ] {
+        assert_eq!(rest[k].as_f64(), Some(0.0), "rest frame {k}");
+    }
+    for f in &frames[1..] {
+        for k in [
+            "forces",
+            "linear_solve",
+            "body_collisions",
+            "self_collision",
+        ] {
+            assert!(
+                f["stages"][k].as_f64().unwrap() > 0.0,
+                "frame {}: {k}",
+                f["frame"]
+            );
+        }
+    }
+    let sum = &report["stage_totals"];
+    for (i, k) in STAGES.iter().enumerate() {
+        let v = sum[k].as_f64().unwrap();
+        assert!(
+            (v - totals[i]).abs() <= 1e-9 * (1.0 + v),
+            "{k}: {v} vs {}",
+            totals[i]
+        );
+    }
+    // The `done` event carries the same totals.
+    let done: Value = serde_json::from_str(r.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(done["event"], "done");
+    assert_eq!(done["stages"], *sum);
+}
+
+#[test]
+fn human_bake_ends_with_a_stage_summary() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let r = d.ok(&["bake", &scene, "-o", "out", "--frames", "1..4"]);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("time per stage ("))
+        .unwrap_or_else(|| panic!("no summary:\n{}", r.stdout));
+    let rows = &lines[at + 1..];
+    assert_eq!(rows.len(), 8, "{}", r.stdout);
+    let mut percent = 0.0;
+    for (row, name) in rows.iter().zip(STAGES) {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols.len(), 5, "{row}");
+        assert_eq!(cols[0], name);
+        assert_eq!((cols[2], cols[4]), ("s", "%"), "{row}");
+        percent += cols[3].parse::<f64>().unwrap();
+    }
+    assert!(
+        (percent - 100.0).abs() < 0.5,
+        "percentages sum to {percent}"
+    );
+}
