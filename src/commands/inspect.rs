@@ -192,15 +192,18 @@ fn inspect_gltf(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()> 
         })
         .collect();
     info.add("skins", skins);
-    let animations: Vec<Value> = doc
-        .animations()
-        .map(|a| {
-            json!({
-                "name": a.name().unwrap_or(""),
-                "channels": a.channels().count(),
-            })
-        })
-        .collect();
+    // Every animation a scene's `animation` key can select (by name or index); the first is the
+    // default.
+    let mut animations: Vec<Value> = Vec::new();
+    for a in doc.animations() {
+        let seconds = rig.read_animation(a.index())?.time_range();
+        animations.push(json!({
+            "index": a.index(),
+            "name": a.name(),
+            "channels": a.channels().count(),
+            "seconds": seconds.map(|(s, e)| [s, e]),
+        }));
+    }
     info.add("animations", animations);
     if let Some((start, end)) = rig.time_range() {
         info.add("animation_seconds", json!([start, end]));

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod animations;
 mod bake;
 mod determinism;
 mod errors;
