@@ -5,7 +5,7 @@
 //! pushed into it. Present only when some garment enables self-collision; garments collide with
 //! each other then.
 
-use crate::collide::MovingCollider;
+use crate::collide::{Aabb, MovingCollider};
 use crate::error::ModelError;
 use crate::model::Model;
 use crate::self_collision::{
@@ -30,8 +30,11 @@ pub struct SelfContact {
     inv_mass: Vec<f32>,
     /// Outward unit normal of the body each vertex rests on this substep (zero if none).
     body_normal: Vec<Vec3>,
-    /// Collider thickness per vertex (m).
+    /// Collider thickness per vertex (m) and its maximum.
     body_thickness: Vec<f32>,
+    max_body_thickness: f32,
+    /// Per collider: end-of-substep box inflated by the body band (reused scratch).
+    body_boxes: Vec<Aabb>,
     v_eff: Vec<Vec3>,
     v_orig: Vec<Vec3>,
 }
@@ -89,6 +92,8 @@ impl SelfContact {
             inv_mass,
             body_normal: vec![Vec3::ZERO; n],
             body_thickness: model.thickness.clone(),
+            max_body_thickness: model.thickness.iter().copied().fold(0.0, f32::max),
+            body_boxes: Vec::new(),
             v_eff: vec![Vec3::ZERO; n],
             v_orig: vec![Vec3::ZERO; n],
         }))
@@ -109,14 +114,25 @@ impl SelfContact {
         colliders: &[MovingCollider],
     ) -> SelfCollisionReport {
         let thickness = &self.body_thickness;
+        let band = BODY_BAND * self.max_body_thickness;
+        self.body_boxes.clear();
+        self.body_boxes
+            .extend(colliders.iter().map(|c| c.end.aabb().inflate(band)));
+        let boxes = &self.body_boxes;
         let x1r: &[Vec3] = x1;
         self.body_normal
             .par_iter_mut()
             .enumerate()
             .for_each(|(i, bn)| {
+                let p = Aabb {
+                    min: x1r[i],
+                    max: x1r[i],
+                };
                 *bn = colliders
                     .iter()
-                    .map(|c| c.end.distance(x1r[i]))
+                    .zip(boxes)
+                    .filter(|(_, b)| b.overlaps(&p))
+                    .map(|(c, _)| c.end.distance(x1r[i]))
                     .min_by(|a, b| a.0.total_cmp(&b.0))
                     .filter(|&(d, _)| held[i] || d < BODY_BAND * thickness[i])
                     .map_or(Vec3::ZERO, |(_, n)| n);
