@@ -60,6 +60,8 @@ pub struct FrameEvent {
     pub min_distance: Option<f32>,
     /// Cloth triangle pairs that intersect at the end of the frame; null when not counted.
     pub self_intersections: Option<usize>,
+    /// Cloth–cloth collisions left unresolved in this frame (see the report's `unresolved`).
+    pub unresolved: u32,
     /// Wall time of this frame (s).
     pub seconds: f64,
     /// Estimated wall time left (s).

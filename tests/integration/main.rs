@@ -11,5 +11,6 @@ mod inspect;
 mod interrupt;
 mod json;
 mod samples;
+mod self_collision;
 mod sim_failure;
 mod stages;

@@ -31,5 +31,5 @@ pub use material::Material;
 pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};
 pub use report::{FrameReport, StageTimes, SubstepReport};
 pub use self_collision::SelfCollisionParams;
-pub use sim::{SimSettings, Simulation, DEFAULT_AIR_DAMPING};
+pub use sim::{SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_STRAIN_JUMP};
 pub use state::State;
