@@ -216,12 +216,12 @@ fn print_summary(
     } else {
         0.0
     };
-    println!("baked {frames} frames in {seconds:.2} s ({fps:.1} frames/s)");
+    outln!("baked {frames} frames in {seconds:.2} s ({fps:.1} frames/s)");
     for o in outputs {
-        println!("  {o}");
+        outln!("  {o}");
     }
     if let Some(r) = report {
-        println!("  report: {r}");
+        outln!("  report: {r}");
     }
-    print!("{}", stages.summary());
+    outln!("{}", stages.summary().trim_end());
 }

@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use clothbake_io::{load_scene, CacheTiming, Format, GarmentCacheWriter, LoadedScene, Shape};
+use clothbake_io::{
+    load_scene, remove_stale_temp_files, CacheTiming, Format, GarmentCacheWriter, LoadedScene,
+    Shape,
+};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::{ColliderShape, MovingCollider, Simulation};
 use glam::Vec3;
@@ -82,6 +85,9 @@ fn bake(
         num_frames: total,
         fps: scene.clock.fps,
     };
+    // Temporary files of an earlier bake into this folder that was killed before it could clean up.
+    let stale =
+        remove_stale_temp_files(&plan.out_dir).map_err(|e| CliError::Output(e.to_string()))?;
     let mut writers = Vec::with_capacity(scene.garments.len());
     for g in &scene.garments {
         let w = GarmentCacheWriter::create(
@@ -128,6 +134,17 @@ fn bake(
     let up = scene.file.output.up;
 
     reporter.start(&report.scene, plan.first, plan.last, &names, threads);
+    if !stale.is_empty() {
+        let list: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
+        reporter.warning(
+            &format!(
+                "removed {} temporary file(s) left by a bake that was killed: {}",
+                stale.len(),
+                list.join(", ")
+            ),
+            None,
+        );
+    }
     let dt = 1.0 / scene.clock.fps;
     let mut pins = PinTargetBuffers::new(&scene);
     let mut shapes_start: Vec<Shape> = Vec::new();

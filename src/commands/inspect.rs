@@ -79,7 +79,7 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
-        println!("{}", Value::Object(obj));
+        outln!("{}", Value::Object(obj));
     } else {
         for (_, v) in info.0.iter_mut() {
             round_floats(v);
@@ -87,13 +87,13 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         for (k, v) in &info.0 {
             match v {
                 Value::Array(items) if items.iter().all(Value::is_object) && !items.is_empty() => {
-                    println!("{k}:");
+                    outln!("{k}:");
                     for item in items {
-                        println!("  {item}");
+                        outln!("  {item}");
                     }
                 }
-                Value::String(s) => println!("{k}: {s}"),
-                _ => println!("{k}: {v}"),
+                Value::String(s) => outln!("{k}: {s}"),
+                _ => outln!("{k}: {v}"),
             }
         }
     }

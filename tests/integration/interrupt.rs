@@ -4,7 +4,7 @@
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -22,20 +22,13 @@ fn snapshot(d: &Dir, rel: &str) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
-fn interrupt_a_bake(signal: &str) {
-    let d = Dir::new();
-    let scene = d.sample("sheet-on-sphere");
-    let formats = "pc2,mdd,obj";
-    // A complete earlier bake into the same folder.
-    d.ok(&[
-        "bake", &scene, "-o", "out", "--frames", "1..2", "--format", formats,
-    ]);
-    let before = snapshot(&d, "out");
-    assert_eq!(before.len(), 5, "{:?}", d.files_under("out")); // pc2, mdd, 2 obj, report
+type Lines = std::io::Lines<BufReader<std::process::ChildStdout>>;
 
-    // A long bake (3000 frames, minutes) into the same folder, stopped after its second frame.
+/// Starts a long bake (3000 frames, minutes) into `out/` and waits for its second frame, when it is
+/// streaming into temporary files (checked).
+fn start_long_bake(d: &Dir, scene: &str, formats: &str) -> (Child, Lines) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
-        .args(["bake", &scene, "-o", "out", "--frames", "1..3000"])
+        .args(["bake", scene, "-o", "out", "--frames", "1..3000"])
         .args(["--format", formats, "--json"])
         .current_dir(d.root())
         .stdout(Stdio::piped())
@@ -57,19 +50,45 @@ fn interrupt_a_bake(signal: &str) {
         events.last().map(|e| e["done"].clone()),
         Some(Value::from(2))
     );
-    // The bake is streaming into temporary files now (what the signal must clean up).
-    let temps: Vec<String> = d
-        .files_under("out")
+    // One temporary file per single-file format, plus two OBJ frames when OBJ is written.
+    let want = formats.split(',').filter(|f| *f != "obj").count()
+        + 2 * usize::from(formats.contains("obj"));
+    // (the bake goes on meanwhile: at least these)
+    assert!(temp_files(d).len() >= want, "{:?}", temp_files(d));
+    (child, lines)
+}
+
+/// The temporary files below `out/`.
+fn temp_files(d: &Dir) -> Vec<String> {
+    d.files_under("out")
         .into_iter()
         .filter(|n| n.contains(".part-"))
-        .collect();
-    assert!(temps.len() >= 4, "{temps:?}"); // pc2, mdd and two obj frames
+        .collect()
+}
 
+/// `kill SIGNAL pid`.
+fn send(child: &Child, signal: &str) {
     let status = Command::new("kill")
         .args([signal, &child.id().to_string()])
         .status()
         .expect("run kill");
     assert!(status.success());
+}
+
+fn interrupt_a_bake(signal: &str) {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let formats = "pc2,mdd,obj";
+    // A complete earlier bake into the same folder.
+    d.ok(&[
+        "bake", &scene, "-o", "out", "--frames", "1..2", "--format", formats,
+    ]);
+    let before = snapshot(&d, "out");
+    assert_eq!(before.len(), 5, "{:?}", d.files_under("out")); // pc2, mdd, 2 obj, report
+
+    // A long bake into the same folder, stopped after its second frame.
+    let (mut child, lines) = start_long_bake(&d, &scene, formats);
+    send(&child, signal);
     let deadline = Instant::now() + Duration::from_secs(60);
     let code = loop {
         if let Some(s) = child.try_wait().expect("wait") {
@@ -108,4 +127,34 @@ fn sigint_stops_a_bake_and_removes_its_temporary_files() {
 #[test]
 fn sigterm_stops_a_bake_and_removes_its_temporary_files() {
     interrupt_a_bake("-TERM");
+}
+
+#[test]
+fn the_next_bake_removes_what_a_killed_bake_left() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let (mut child, _lines) = start_long_bake(&d, &scene, "pc2,obj");
+    send(&child, "-KILL"); // cannot be handled: its temporary files stay
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), None, "killed by a signal");
+    let left = temp_files(&d);
+    assert!(left.len() >= 3, "{left:?}");
+
+    let r = d.ok(&[
+        "bake", &scene, "-o", "out", "--frames", "1..2", "--format", "pc2,obj",
+    ]);
+    let want = format!(
+        "warning: removed {} temporary file(s) left by a bake that was killed",
+        left.len()
+    );
+    assert!(r.stderr.contains(&want), "{}", r.stderr);
+    assert_eq!(
+        d.files_under("out"),
+        vec![
+            "report.json",
+            "sheet.0001.obj",
+            "sheet.0002.obj",
+            "sheet.pc2"
+        ]
+    );
 }

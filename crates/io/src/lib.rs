@@ -34,6 +34,7 @@ pub mod scene;
 pub mod shape_keys;
 pub mod skinning;
 pub mod source_mesh;
+pub mod stale_temp;
 pub mod weld;
 
 pub use cache_mdd::{read_mdd, MddCache, MddWriter};
@@ -50,3 +51,4 @@ pub use scene::{
     AnimationRef, ColliderSpec, Follow, Format, GarmentSpec, OutputSpec, PinSpec, ProxyMode,
     RestShape, SceneFile, Settings, Shape, Space, Up, WindSpec, DEFAULT_AIR_DAMPING,
 };
+pub use stale_temp::remove_stale_temp_files;

@@ -120,39 +120,29 @@ fn a_missing_animation_names_the_field_the_file_and_the_choices() {
     assert!(e.contains("one.gltf; it has 1: 0: (unnamed)"), "{e}");
 }
 
+/// The error loading a scene of `text` (next to a one-triangle `sheet.obj`).
+fn scene_error(text: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let obj = "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n";
+    std::fs::write(dir.path().join("sheet.obj"), obj).unwrap();
+    let scene = dir.path().join("scene.toml");
+    std::fs::write(&scene, text).unwrap();
+    match load_scene(&scene, &["cotton"]) {
+        Ok(_) => panic!("loaded:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
 #[test]
 fn animation_is_only_a_key_of_gltf_sources() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("sheet.obj"),
-        "v 0 0 0\nv 1 0 0\nv 0 0 1\nf 1 2 3\n",
-    )
-    .unwrap();
-    let scene = dir.path().join("scene.toml");
-    std::fs::write(
-        &scene,
-        "[[garment]]\nname = \"s\"\nmesh = \"sheet.obj\"\nanimation = \"Walk\"\n",
-    )
-    .unwrap();
-    let e = load_scene(&scene, &["cotton"])
-        .err()
-        .expect("error")
-        .to_string();
+    let e = scene_error("[[garment]]\nname = \"s\"\nmesh = \"sheet.obj\"\nanimation = \"Walk\"\n");
     assert!(
         e.contains("garment[0].animation: only applies to glTF meshes"),
         "{e}"
     );
-    std::fs::write(
-        &scene,
+    let e = scene_error(
         "[[collider]]\ntype = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = 1.0\nanimation = 0\n",
-    )
-    .unwrap();
-    let e = load_scene(&scene, &["cotton"])
-        .err()
-        .expect("error")
-        .to_string();
-    assert!(
-        e.contains("collider[0].animation: is not a key of a \"sphere\" collider"),
-        "{e}"
     );
+    let want = "collider[0].animation: is not a key of a \"sphere\" collider";
+    assert!(e.contains(want), "{e}");
 }

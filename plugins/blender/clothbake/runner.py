@@ -38,6 +38,7 @@ _EXIT_MESSAGES = {
     0: "bake finished",
     1: "the simulation failed",
     2: "bad usage or bad input",
+    130: "the bake was interrupted",
 }
 
 #: How many trailing stderr lines are kept for error messages.

@@ -135,7 +135,7 @@ def test_missing_executable_raises_oserror():
 
 @pytest.mark.parametrize(
     "code,text",
-    [(0, "bake finished"), (1, "the simulation failed"), (2, "bad usage or bad input"), (-15, "terminated by signal 15"), (7, "exited with code 7")],
+    [(0, "bake finished"), (1, "the simulation failed"), (2, "bad usage or bad input"), (130, "the bake was interrupted"), (-15, "terminated by signal 15"), (7, "exited with code 7")],
 )
 def test_exit_code_messages(code, text):
     assert runner.exit_code_message(code) == text

@@ -18,7 +18,8 @@ TEMPLATE = REPO / "plugins" / "openjd" / "clothbake-shots.yaml"
 
 def clothbake_bin() -> Path:
     env = os.environ.get("CLOTHBAKE_BIN")
-    path = Path(env) if env else REPO / "target" / "release" / "clothbake"
+    # Resolved here: the job runs its steps in their own working directory.
+    path = Path(env).resolve() if env else REPO / "target" / "release" / "clothbake"
     if not path.is_file():
         pytest.fail(f"clothbake binary not found at {path}: build it (cargo build --release) "
                     "or set CLOTHBAKE_BIN")
