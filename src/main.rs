@@ -1,6 +1,16 @@
 //! The `clothbake` command-line program: parses arguments, runs one command, maps errors to exit
 //! codes (0 success, 2 bad usage or input, 1 the simulation failed, 130 interrupted).
 
+/// `println!` that ignores a closed stdout (`clothbake inspect x | head`): the command's work is done,
+/// so a reader that went away must not turn it into a crash (Rust ignores SIGPIPE; `println!` would
+/// panic on the EPIPE error).
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod commands;
 mod error;

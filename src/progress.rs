@@ -60,6 +60,8 @@ pub struct FrameEvent {
     pub min_distance: Option<f32>,
     /// Cloth triangle pairs that intersect at the end of the frame; null when not counted.
     pub self_intersections: Option<usize>,
+    /// Cloth–cloth collisions left unresolved in this frame (see the report's `unresolved`).
+    pub unresolved: u32,
     /// Wall time of this frame (s).
     pub seconds: f64,
     /// Estimated wall time left (s).
@@ -214,12 +216,12 @@ fn print_summary(
     } else {
         0.0
     };
-    println!("baked {frames} frames in {seconds:.2} s ({fps:.1} frames/s)");
+    outln!("baked {frames} frames in {seconds:.2} s ({fps:.1} frames/s)");
     for o in outputs {
-        println!("  {o}");
+        outln!("  {o}");
     }
     if let Some(r) = report {
-        println!("  report: {r}");
+        outln!("  report: {r}");
     }
-    print!("{}", stages.summary());
+    outln!("{}", stages.summary().trim_end());
 }

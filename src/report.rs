@@ -57,6 +57,10 @@ pub struct FrameRecord {
     pub min_distance: Option<f32>,
     /// Intersecting cloth triangle pairs at the end of the frame; null when not counted.
     pub self_intersections: Option<usize>,
+    /// Cloth–cloth collisions the self-collision stage could not resolve in this frame (summed over
+    /// its substeps; 0 = every substep's cloth motion was crossing-free, and always 0 without
+    /// self-collision). Nonzero also prints a warning.
+    pub unresolved: u32,
     /// Collider shapes at the end of the frame, world frame (only with `report_colliders`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colliders: Option<Vec<ShapeRecord>>,

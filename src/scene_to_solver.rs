@@ -38,6 +38,13 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
     }
 }
 
+/// Replaces `field` with the scene's override, if it gives one.
+fn override_with<T>(field: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *field = v;
+    }
+}
+
 /// One `GarmentDesc` per garment. Errors name the scene file and `garment[i].<field>`.
 pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
     let file = &scene.file.path;
@@ -51,27 +58,13 @@ pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
             })?,
             None => Material::default(),
         };
-        if let Some(x) = spec.density {
-            material.density = x;
-        }
-        if let Some(x) = spec.stretch {
-            material.stretch = x;
-        }
-        if let Some(x) = spec.shear {
-            material.shear = x;
-        }
-        if let Some(x) = spec.bend {
-            material.bend = x;
-        }
-        if let Some(x) = spec.stretch_damping {
-            material.stretch_damping = x;
-        }
-        if let Some(x) = spec.bend_damping {
-            material.bend_damping = x;
-        }
-        if let Some(x) = spec.rest_scale {
-            material.rest_scale = x;
-        }
+        override_with(&mut material.density, spec.density);
+        override_with(&mut material.stretch, spec.stretch);
+        override_with(&mut material.shear, spec.shear);
+        override_with(&mut material.bend, spec.bend);
+        override_with(&mut material.stretch_damping, spec.stretch_damping);
+        override_with(&mut material.bend_damping, spec.bend_damping);
+        override_with(&mut material.rest_scale, spec.rest_scale);
         material
             .validate()
             .map_err(|e| CliError::Input(format!("{}: {e}", field("material"))))?;

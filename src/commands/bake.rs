@@ -208,6 +208,7 @@ fn bake(
             contacts: stats.map_or(0, |s| s.contacts),
             min_distance,
             self_intersections: Some(self_intersections),
+            unresolved: stats.map_or(0, |s| s.unresolved),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
             stages,
         };
@@ -216,6 +217,16 @@ fn bake(
                 &format!(
                     "the linear solve did not converge in {} substep(s)",
                     rec.cg_failures
+                ),
+                Some(frame),
+            );
+        }
+        if rec.unresolved > 0 {
+            reporter.warning(
+                &format!(
+                    "self-collision left {} cloth-cloth collision(s) unresolved (pins or body \
+                     contacts that admit no crossing-free motion); the cloth may intersect",
+                    rec.unresolved
                 ),
                 Some(frame),
             );
@@ -231,6 +242,7 @@ fn bake(
                 contacts: rec.contacts,
                 min_distance: rec.min_distance,
                 self_intersections: rec.self_intersections,
+                unresolved: rec.unresolved,
                 seconds,
                 eta_seconds: eta,
             },

@@ -47,9 +47,9 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         let ev = json!({"event": "check", "ok": true, "scene": path.display().to_string(),
             "frame_start": scene.frame_start, "frame_end": scene.frame_end,
             "garments": garments, "colliders": scene.colliders.names()});
-        println!("{ev}");
+        outln!("{ev}");
     } else {
-        println!(
+        outln!(
             "{}: ok: frames {}..{} at {} fps, {} collider(s)",
             path.display(),
             scene.frame_start,
@@ -58,7 +58,7 @@ pub fn run(args: &CheckArgs) -> Result<()> {
             scene.colliders.len()
         );
         for g in &garments {
-            println!(
+            outln!(
                 "  garment {}: {} vertices ({} simulated), {} triangles, {} pinned",
                 g["name"].as_str().unwrap_or(""),
                 g["vertices"],

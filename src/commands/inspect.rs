@@ -79,7 +79,7 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             .into_iter()
             .map(|(k, v)| (k.to_string(), v))
             .collect();
-        println!("{}", Value::Object(obj));
+        outln!("{}", Value::Object(obj));
     } else {
         for (_, v) in info.0.iter_mut() {
             round_floats(v);
@@ -87,13 +87,13 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         for (k, v) in &info.0 {
             match v {
                 Value::Array(items) if items.iter().all(Value::is_object) && !items.is_empty() => {
-                    println!("{k}:");
+                    outln!("{k}:");
                     for item in items {
-                        println!("  {item}");
+                        outln!("  {item}");
                     }
                 }
-                Value::String(s) => println!("{k}: {s}"),
-                _ => println!("{k}: {v}"),
+                Value::String(s) => outln!("{k}: {s}"),
+                _ => outln!("{k}: {v}"),
             }
         }
     }
@@ -192,15 +192,18 @@ fn inspect_gltf(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()> 
         })
         .collect();
     info.add("skins", skins);
-    let animations: Vec<Value> = doc
-        .animations()
-        .map(|a| {
-            json!({
-                "name": a.name().unwrap_or(""),
-                "channels": a.channels().count(),
-            })
-        })
-        .collect();
+    // Every animation a scene's `animation` key can select (by name or index); the first is the
+    // default.
+    let mut animations: Vec<Value> = Vec::new();
+    for a in doc.animations() {
+        let seconds = rig.read_animation(a.index())?.time_range();
+        animations.push(json!({
+            "index": a.index(),
+            "name": a.name(),
+            "channels": a.channels().count(),
+            "seconds": seconds.map(|(s, e)| [s, e]),
+        }));
+    }
     info.add("animations", animations);
     if let Some((start, end)) = rig.time_range() {
         info.add("animation_seconds", json!([start, end]));

@@ -20,11 +20,11 @@ pub fn run(args: &SampleArgs) -> Result<()> {
         ));
     };
     let written = write_sample(name, dir, args.resolution)?;
-    println!("wrote sample `{name}` to {}:", dir.display());
+    outln!("wrote sample `{name}` to {}:", dir.display());
     for f in written {
-        println!("  {f}");
+        outln!("  {f}");
     }
-    println!(
+    outln!(
         "bake it with: clothbake bake {}",
         dir.join("scene.toml").display()
     );
@@ -56,26 +56,38 @@ pub fn write_sample(name: &str, dir: &Path, resolution: Option<u32>) -> Result<V
 }
 
 fn print_list() {
-    println!("samples (clothbake sample NAME -o DIR [--resolution N]):");
+    outln!("samples (clothbake sample NAME -o DIR [--resolution N]):");
     for s in SAMPLES {
         let res = s
             .default_resolution
             .map(|r| format!(" [resolution {r}]"))
             .unwrap_or_default();
-        println!("  {:<16} {}{res}", s.name, s.description);
+        outln!("  {:<16} {}{res}", s.name, s.description);
     }
-    println!();
-    println!("material presets (garment `material`; any field can be overridden in the scene):");
-    println!(
+    outln!();
+    outln!("material presets (garment `material`; any field can be overridden in the scene):");
+    outln!(
         "  {:<10} {:>8} {:>15} {:>8} {:>9} {:>8} {:>8}",
-        "name", "density", "stretch", "shear", "bend", "damp_s", "damp_b"
+        "name",
+        "density",
+        "stretch",
+        "shear",
+        "bend",
+        "damp_s",
+        "damp_b"
     );
-    println!(
+    outln!(
         "  {:<10} {:>8} {:>15} {:>8} {:>9} {:>8} {:>8}",
-        "", "kg/m2", "N/m (warp,weft)", "N/m", "N*m", "s", "s"
+        "",
+        "kg/m2",
+        "N/m (warp,weft)",
+        "N/m",
+        "N*m",
+        "s",
+        "s"
     );
     for (name, m) in Material::presets() {
-        println!(
+        outln!(
             "  {:<10} {:>8} {:>15} {:>8} {:>9.1e} {:>8} {:>8}",
             name,
             m.density,

@@ -3,7 +3,8 @@
 
 use super::figure::{figure_glb, Attach, Gait};
 use super::mesh::{index_list, Mesh};
-use super::{scene_header, SampleFile};
+use super::scene_template::{SceneTemplate, BIND_POSE_AT_FRAME_1};
+use super::SampleFile;
 
 const WIDTH: f32 = 0.5; // m
 const LENGTH: f32 = 0.8; // m
@@ -27,23 +28,8 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         duration: 3.0,
     };
     let glb = figure_glb(&gait, Attach::Chest, "Cape", &mesh);
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 48
-substeps = 6
-time_offset = -0.041666668  # frame 1 is animation time 0 (the bind pose)
-
-[wind]                  # still air: drag against the cape's own motion makes it trail
-velocity = [0.0, 0.0, 0.0]
-drag = 1.0
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = format!(
+        "
 [[garment]]
 name = \"cape\"
 mesh = \"figure.glb\"
@@ -61,13 +47,24 @@ type = \"gltf\"
 file = \"figure.glb\"
 proxies = \"marked\"
 ",
-        header = scene_header(
-            "cape-run",
-            "a cape pinned at the shoulders of a figure running forward",
-            resolution
-        ),
         pins = index_list(0..=nu),
     );
+    let scene = SceneTemplate {
+        name: "cape-run",
+        description: "a cape pinned at the shoulders of a figure running forward",
+        resolution,
+        frame_end: 48,
+        substeps: 6,
+        scene: BIND_POSE_AT_FRAME_1,
+        before_output: "\n\
+[wind]                  # still air: drag against the cape's own motion makes it trail\n\
+velocity = [0.0, 0.0, 0.0]\n\
+drag = 1.0\n\
+",
+        body: &body,
+        ground: false,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile {

@@ -1,7 +1,8 @@
 //! `flag-wind`: a 1.5 m x 1 m silk flag pinned along its pole edge, in a 6 m/s wind.
 
 use super::mesh::{index_list, Mesh};
-use super::{scene_header, SampleFile};
+use super::scene_template::SceneTemplate;
+use super::SampleFile;
 
 const WIDTH: f32 = 1.5; // m, along x (away from the pole)
 const HEIGHT: f32 = 1.0; // m, along y
@@ -15,24 +16,8 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
     });
     // The pole edge: the first vertex of every row.
     let pins = index_list((0..=nv).map(|j| j * (nu + 1)));
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 48
-substeps = 5
-
-[wind]
-velocity = [6.0, 0.0, 1.5]
-air_density = 1.2
-drag = 1.0
-lift = 0.3
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = format!(
+        "
 [[garment]]
 name = \"flag\"
 mesh = \"flag.obj\"
@@ -49,13 +34,21 @@ a = [-0.03, 0.0, 0.0]
 b = [-0.03, 2.1, 0.0]
 radius_a = 0.02
 radius_b = 0.02
-",
-        header = scene_header(
-            "flag-wind",
-            "a silk flag pinned to a pole flutters in a steady wind",
-            nu
-        ),
+"
     );
+    let scene = SceneTemplate {
+        name: "flag-wind",
+        description: "a silk flag pinned to a pole flutters in a steady wind",
+        resolution: nu,
+        frame_end: 48,
+        substeps: 5,
+        scene: "",
+        before_output:
+            "\n[wind]\nvelocity = [6.0, 0.0, 1.5]\nair_density = 1.2\ndrag = 1.0\nlift = 0.3\n",
+        body: &body,
+        ground: false,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile::text(

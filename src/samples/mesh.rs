@@ -35,14 +35,8 @@ impl Mesh {
         let mut triangles = Vec::new();
         for j in 0..nv {
             for i in 0..nu {
-                let (a, b, c, d) = (idx(i, j), idx(i + 1, j), idx(i + 1, j + 1), idx(i, j + 1));
-                if (i + j) % 2 == 0 {
-                    triangles.push([a, b, c]);
-                    triangles.push([a, c, d]);
-                } else {
-                    triangles.push([a, b, d]);
-                    triangles.push([b, c, d]);
-                }
+                let quad = [idx(i, j), idx(i + 1, j), idx(i + 1, j + 1), idx(i, j + 1)];
+                split_quad(quad, (i + j) % 2 == 0, &mut triangles);
             }
         }
         Mesh {
@@ -68,14 +62,8 @@ impl Mesh {
         let mut triangles = Vec::new();
         for r in 0..rings - 1 {
             for k in 0..around {
-                let (a, b, c, d) = (idx(k, r), idx(k + 1, r), idx(k + 1, r + 1), idx(k, r + 1));
-                if (k + r) % 2 == 0 {
-                    triangles.push([a, b, c]);
-                    triangles.push([a, c, d]);
-                } else {
-                    triangles.push([a, b, d]);
-                    triangles.push([b, c, d]);
-                }
+                let quad = [idx(k, r), idx(k + 1, r), idx(k + 1, r + 1), idx(k, r + 1)];
+                split_quad(quad, (k + r) % 2 == 0, &mut triangles);
             }
         }
         Mesh {
@@ -115,6 +103,18 @@ impl Mesh {
 pub fn index_list(indices: impl IntoIterator<Item = u32>) -> String {
     let v: Vec<String> = indices.into_iter().map(|i| i.to_string()).collect();
     format!("[{}]", v.join(", "))
+}
+
+/// Splits quad `[a, b, c, d]` along a–c when `even`, else along b–d (alternating diagonals keep a
+/// grid free of a preferred shear direction).
+fn split_quad([a, b, c, d]: [u32; 4], even: bool, triangles: &mut Vec<[u32; 3]>) {
+    if even {
+        triangles.push([a, b, c]);
+        triangles.push([a, c, d]);
+    } else {
+        triangles.push([a, b, d]);
+        triangles.push([b, c, d]);
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod flag_wind;
 pub mod glb;
 pub mod mesh;
 mod rigged_figure;
+mod scene_template;
 mod self_fold;
 mod sheet_on_sphere;
 mod skirt_walk;
@@ -94,15 +95,6 @@ pub const SAMPLES: &[Sample] = &[
 /// Looks a sample up by name.
 pub fn find(name: &str) -> Option<&'static Sample> {
     SAMPLES.iter().find(|s| s.name == name)
-}
-
-/// The comment block at the top of every sample scene.
-fn scene_header(name: &str, description: &str, resolution: u32) -> String {
-    format!(
-        "# clothbake sample `{name}`: {description}.\n\
-         # Written by `clothbake sample {name} -o DIR --resolution {resolution}`; bake it with\n\
-         # `clothbake bake DIR/scene.toml`. Format: docs/scene-format.md.\n\n"
-    )
 }
 
 #[cfg(test)]

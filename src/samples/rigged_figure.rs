@@ -4,7 +4,8 @@
 //! rise from the sides to a T-pose, so the waist pins stay at rest.
 
 use super::mesh::{index_list, Mesh};
-use super::{scene_header, SampleFile};
+use super::scene_template::SceneTemplate;
+use super::SampleFile;
 
 /// The third-party model, verbatim (see samples/rigged-figure/ATTRIBUTION.md).
 const FIGURE: &[u8] = include_bytes!("../../samples/rigged-figure/RiggedFigure.gltf");
@@ -27,19 +28,8 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         let r = WAIST_R + t * (HEM_R - WAIST_R);
         [r * a.cos(), WAIST_Y + t * (HEM_Y - WAIST_Y), r * a.sin()]
     });
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 30
-substeps = 5
-time_offset = -0.041666668  # frame 1 is animation time 0
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = format!(
+        "
 [[garment]]
 name = \"skirt\"
 mesh = \"skirt.obj\"
@@ -55,19 +45,22 @@ follow = \"rest\"
 type = \"gltf\"
 file = \"RiggedFigure.gltf\"
 proxies = \"auto\"
-
-[[collider]]
-type = \"plane\"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
 ",
-        header = scene_header(
-            "rigged-figure",
-            "a skirt draped on the third-party RiggedFigure (CC BY 4.0) with `auto` proxies",
-            resolution
-        ),
         pins = index_list(0..around),
     );
+    let scene = SceneTemplate {
+        name: "rigged-figure",
+        description:
+            "a skirt draped on the third-party RiggedFigure (CC BY 4.0) with `auto` proxies",
+        resolution,
+        frame_end: 30,
+        substeps: 5,
+        scene: "time_offset = -0.041666668  # frame 1 is animation time 0\n",
+        before_output: "",
+        body: &body,
+        ground: true,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile::text(

@@ -3,7 +3,8 @@
 //! falling: the sheet buckles and piles up in folds on top of itself.
 
 use super::mesh::Mesh;
-use super::{scene_header, SampleFile};
+use super::scene_template::SceneTemplate;
+use super::SampleFile;
 
 const WIDTH: f32 = 0.6; // m, along x
 const HEIGHT: f32 = 0.8; // m, along the tilted sheet
@@ -24,18 +25,7 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
             d * sin + bow * cos,
         ]
     });
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 36
-substeps = 5
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = "
 [[garment]]
 name = \"sheet\"
 mesh = \"sheet.obj\"
@@ -45,18 +35,19 @@ friction = 0.8
 self_collision = true
 self_thickness = 0.004
 self_friction = 0.3
-
-[[collider]]
-type = \"plane\"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
-",
-        header = scene_header(
-            "self-fold",
-            "a sheet drops onto its lower edge and piles up in folds on itself",
-            nv
-        ),
-    );
+";
+    let scene = SceneTemplate {
+        name: "self-fold",
+        description: "a sheet drops onto its lower edge and piles up in folds on itself",
+        resolution: nv,
+        frame_end: 36,
+        substeps: 5,
+        scene: "",
+        before_output: "",
+        body,
+        ground: true,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile::text(

@@ -1,7 +1,8 @@
 //! `sheet-on-sphere`: a 1 m square cotton sheet, 0.15 m above a 0.35 m sphere resting on the ground.
 
 use super::mesh::Mesh;
-use super::{scene_header, SampleFile};
+use super::scene_template::SceneTemplate;
+use super::SampleFile;
 
 const SIZE: f32 = 1.0; // m, side of the sheet
 const HEIGHT: f32 = 0.85; // m, initial height of the sheet
@@ -11,18 +12,7 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
     let mesh = Mesh::grid(n, n, Some([SIZE, SIZE]), |s, t| {
         [(s - 0.5) * SIZE, HEIGHT, (0.5 - t) * SIZE]
     });
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 48
-substeps = 4
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = "
 [[garment]]
 name = \"sheet\"
 mesh = \"sheet.obj\"
@@ -34,18 +24,19 @@ friction = 0.4
 type = \"sphere\"
 center = [0.0, 0.35, 0.0]
 radius = 0.35
-
-[[collider]]
-type = \"plane\"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
-",
-        header = scene_header(
-            "sheet-on-sphere",
-            "a square cotton sheet falls onto a sphere on the ground",
-            n
-        ),
-    );
+";
+    let scene = SceneTemplate {
+        name: "sheet-on-sphere",
+        description: "a square cotton sheet falls onto a sphere on the ground",
+        resolution: n,
+        frame_end: 48,
+        substeps: 4,
+        scene: "",
+        before_output: "",
+        body,
+        ground: true,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile::text(

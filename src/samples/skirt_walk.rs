@@ -3,7 +3,8 @@
 
 use super::figure::{figure_glb, Attach, Gait};
 use super::mesh::{index_list, Mesh};
-use super::{scene_header, SampleFile};
+use super::scene_template::{SceneTemplate, BIND_POSE_AT_FRAME_1};
+use super::SampleFile;
 
 const WAIST_Y: f32 = 0.05; // m above the hips joint
 const WAIST_R: f32 = 0.17; // m
@@ -34,19 +35,8 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         duration: 3.0,
     };
     let glb = figure_glb(&gait, Attach::Hips, "Skirt", &mesh);
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 48
-substeps = 5
-time_offset = -0.041666668  # frame 1 is animation time 0 (the bind pose)
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = format!(
+        "
 [[garment]]
 name = \"skirt\"
 mesh = \"figure.glb\"
@@ -63,19 +53,21 @@ follow = \"node\"
 type = \"gltf\"
 file = \"figure.glb\"
 proxies = \"marked\"
-
-[[collider]]
-type = \"plane\"
-point = [0.0, 0.0, 0.0]
-normal = [0.0, 1.0, 0.0]
 ",
-        header = scene_header(
-            "skirt-walk",
-            "a skirt pinned at the waist of a walking figure with capsule proxies",
-            resolution
-        ),
         pins = index_list(0..around),
     );
+    let scene = SceneTemplate {
+        name: "skirt-walk",
+        description: "a skirt pinned at the waist of a walking figure with capsule proxies",
+        resolution,
+        frame_end: 48,
+        substeps: 5,
+        scene: BIND_POSE_AT_FRAME_1,
+        before_output: "",
+        body: &body,
+        ground: true,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile {

@@ -7,7 +7,8 @@ use serde_json::json;
 
 use super::glb::{quat, translation, GltfBuilder};
 use super::mesh::{index_list, Mesh};
-use super::{scene_header, SampleFile};
+use super::scene_template::{SceneTemplate, BIND_POSE_AT_FRAME_1};
+use super::SampleFile;
 
 const LENGTH: f32 = 0.6; // m, along x
 const RADIUS: f32 = 0.1; // m
@@ -74,20 +75,8 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
 
     let last = (rings - 1) * around;
     let pins = index_list((0..around).chain(last..last + around));
-    let scene = format!(
-        "{header}[scene]
-fps = 24.0
-frame_start = 1
-frame_end = 48
-substeps = 6
-gravity = [0.0, 0.0, 0.0]
-time_offset = -0.041666668  # frame 1 is animation time 0 (the bind pose)
-
-[output]
-dir = \"clothbake-out\"
-formats = [\"pc2\"]
-report = \"report.json\"
-
+    let body = format!(
+        "
 [[garment]]
 name = \"tube\"
 mesh = \"tube.glb\"
@@ -100,13 +89,20 @@ self_friction = 0.2
 [garment.pin]
 vertices = {pins}   # both end rings
 follow = \"skin\"
-",
-        header = scene_header(
-            "twist",
-            "a cloth tube wrung by turning one end ring while the other is held",
-            resolution
-        ),
+"
     );
+    let scene = SceneTemplate {
+        name: "twist",
+        description: "a cloth tube wrung by turning one end ring while the other is held",
+        resolution,
+        frame_end: 48,
+        substeps: 6,
+        scene: &format!("gravity = [0.0, 0.0, 0.0]\n{BIND_POSE_AT_FRAME_1}"),
+        before_output: "",
+        body: &body,
+        ground: false,
+    }
+    .render();
     vec![
         SampleFile::text("scene.toml", scene),
         SampleFile {

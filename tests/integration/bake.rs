@@ -154,3 +154,31 @@ fn frames_after_the_start_are_pre_rolled() {
     assert!(r.stderr.contains("--frames"), "{}", r.stderr);
     assert!(d.files_under("early").is_empty());
 }
+
+/// A reader that goes away (`clothbake ... | head -1`) does not turn finished work into a crash.
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    use std::process::{Command, Stdio};
+    let d = Dir::new();
+    d.sample("rigged-figure");
+    let runs: [&[&str]; 3] = [
+        &["bake", "--frames", "1..3", "-o", "out"],
+        &["inspect", "rigged-figure/RiggedFigure.gltf"],
+        &["sample", "--list"],
+    ];
+    for args in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
+            .args(args)
+            .current_dir(d.root())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start clothbake");
+        drop(child.stdout.take()); // the reader is gone before anything is printed
+        let out = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert_eq!(d.files_under("out"), vec!["report.json", "sheet.pc2"]);
+}

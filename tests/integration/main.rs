@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod animations;
 mod bake;
 mod determinism;
 mod errors;
@@ -10,5 +11,6 @@ mod inspect;
 mod interrupt;
 mod json;
 mod samples;
+mod self_collision;
 mod sim_failure;
 mod stages;

@@ -1,4 +1,5 @@
-//! A glTF file ready to be posed: its node graph, its first animation and its skins.
+//! A glTF file ready to be posed: its node graph, one of its animations (the first unless another
+//! is selected) and its skins.
 
 use std::path::Path;
 
@@ -8,6 +9,7 @@ use crate::animation::{Animation, Channel, Interpolation, Property, Sampler};
 use crate::error::Result;
 use crate::gltf_document::GltfDocument;
 use crate::node_graph::{GraphError, LocalTransform, NodeGraph};
+use crate::scene::AnimationRef;
 use crate::skinning::Skin;
 
 /// A loaded glTF file with everything needed to evaluate it at any time.
@@ -16,8 +18,11 @@ pub struct GltfRig {
     pub doc: GltfDocument,
     /// Node hierarchy.
     pub graph: NodeGraph,
-    /// The file's first animation (`None` if it has none): it drives the whole scene.
+    /// The animation that drives the whole file (`None` if it has none): the first unless
+    /// [`GltfRig::set_animation`] chose another.
     pub animation: Option<Animation>,
+    /// Index of `animation` in the file's `animations`.
+    pub animation_index: Option<usize>,
     /// Skins in file order.
     pub skins: Vec<Skin>,
 }
@@ -64,9 +69,9 @@ impl GltfRig {
                 doc.err(format!("nodes[{node}]"), "is its own ancestor (cycle)")
             }
         })?;
-        let animation = match doc.document.animations().next() {
-            Some(a) => Some(read_animation(&doc, &a)?),
-            None => None,
+        let (animation, animation_index) = match doc.document.animations().next() {
+            Some(a) => (Some(read_animation(&doc, &a)?), Some(0)),
+            None => (None, None),
         };
         let mut skins = Vec::new();
         for s in doc.document.skins() {
@@ -94,8 +99,63 @@ impl GltfRig {
             doc,
             graph,
             animation,
+            animation_index,
             skins,
         })
+    }
+
+    /// Names of the file's animations in file order (`None`: unnamed).
+    pub fn animation_names(&self) -> Vec<Option<String>> {
+        self.doc
+            .document
+            .animations()
+            .map(|a| a.name().map(str::to_string))
+            .collect()
+    }
+
+    /// Index of the animation `which` names, or a message naming the file and listing its
+    /// animations (`Walk`, `Run`, `#2` for an unnamed one).
+    pub fn find_animation(&self, which: &AnimationRef) -> std::result::Result<usize, String> {
+        let names = self.animation_names();
+        let found = match which {
+            AnimationRef::Index(i) => (*i < names.len()).then_some(*i),
+            AnimationRef::Name(n) => names.iter().position(|x| x.as_deref() == Some(n.as_str())),
+        };
+        found.ok_or_else(|| {
+            let file = self.doc.path.display();
+            if names.is_empty() {
+                return format!("no animation {which} in {file}: it has no animations");
+            }
+            let list: Vec<String> = names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| match n {
+                    Some(n) => format!("{i}: \"{n}\""),
+                    None => format!("{i}: (unnamed)"),
+                })
+                .collect();
+            format!(
+                "no animation {which} in {file}; it has {}: {}",
+                names.len(),
+                list.join(", ")
+            )
+        })
+    }
+
+    /// Reads and checks `animations[index]` (without selecting it).
+    pub fn read_animation(&self, index: usize) -> Result<Animation> {
+        let anim = self.doc.document.animations().nth(index).ok_or_else(|| {
+            self.doc
+                .err(format!("animations[{index}]"), "no such animation")
+        })?;
+        read_animation(&self.doc, &anim)
+    }
+
+    /// Drives the file with `animations[index]` instead (read and checked now).
+    pub fn set_animation(&mut self, index: usize) -> Result<()> {
+        self.animation = Some(self.read_animation(index)?);
+        self.animation_index = Some(index);
+        Ok(())
     }
 
     /// World matrices of all nodes at time `t` (s).

@@ -47,6 +47,6 @@ pub use garment::Garment;
 pub use loaded_scene::{load_scene, LoadedScene};
 pub use pins::Pins;
 pub use scene::{
-    ColliderSpec, Follow, Format, GarmentSpec, OutputSpec, PinSpec, ProxyMode, RestShape,
-    SceneFile, Settings, Shape, Space, Up, WindSpec, DEFAULT_AIR_DAMPING,
+    AnimationRef, ColliderSpec, Follow, Format, GarmentSpec, OutputSpec, PinSpec, ProxyMode,
+    RestShape, SceneFile, Settings, Shape, Space, Up, WindSpec, DEFAULT_AIR_DAMPING,
 };

@@ -19,7 +19,9 @@ use crate::obj_mesh::read_obj;
 use crate::pins::Pins;
 use crate::proxies_auto::auto_proxies;
 use crate::proxies_marked::marked_proxies;
-use crate::scene::{ColliderSpec, Follow, GarmentSpec, ProxyMode, RestShape, SceneFile, Up};
+use crate::scene::{
+    AnimationRef, ColliderSpec, Follow, GarmentSpec, ProxyMode, RestShape, SceneFile, Up,
+};
 use crate::weld::{default_epsilon, weld};
 
 /// Frames of the default range when nothing in the scene is animated.
@@ -32,7 +34,7 @@ pub struct LoadedScene {
     /// First frame (cache sample 0, the rest state).
     pub frame_start: i32,
     /// Last frame (inclusive): `scene.frame_end`, else the first frame at or after the end of the
-    /// longest animation, else `frame_start + 47`.
+    /// longest animation in use (each file's selected one), else `frame_start + 47`.
     pub frame_end: i32,
     /// Frame → animation time.
     pub clock: Clock,
@@ -58,20 +60,41 @@ impl LoadedScene {
     }
 }
 
-/// glTF files opened once per path.
+/// glTF files opened once per path and selected animation.
 #[derive(Default)]
 struct RigCache {
-    rigs: Vec<(PathBuf, Arc<GltfRig>)>,
+    rigs: Vec<(PathBuf, Option<AnimationRef>, Arc<GltfRig>)>,
 }
 
 impl RigCache {
-    fn get(&mut self, path: &Path) -> Result<Arc<GltfRig>> {
+    /// The rig of `path` driven by `animation` (default its first); a missing animation is an
+    /// error at `scene`'s `field`, listing the file's animations.
+    fn get(
+        &mut self,
+        path: &Path,
+        animation: Option<&AnimationRef>,
+        scene: &Path,
+        field: String,
+    ) -> Result<Arc<GltfRig>> {
         let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if let Some((_, r)) = self.rigs.iter().find(|(p, _)| *p == key) {
+        if let Some((_, _, r)) = self
+            .rigs
+            .iter()
+            .find(|(p, a, _)| *p == key && a.as_ref() == animation)
+        {
             return Ok(r.clone());
         }
-        let rig = Arc::new(GltfRig::open(path)?);
-        self.rigs.push((key, rig.clone()));
+        let mut rig = GltfRig::open(path)?;
+        if let Some(which) = animation {
+            let index = rig
+                .find_animation(which)
+                .map_err(|message| IoError::invalid(scene, field, message))?;
+            if rig.animation_index != Some(index) {
+                rig.set_animation(index)?;
+            }
+        }
+        let rig = Arc::new(rig);
+        self.rigs.push((key, animation.cloned(), rig.clone()));
         Ok(rig)
     }
 }
@@ -96,7 +119,12 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
     for (i, g) in file.garments.iter().enumerate() {
         check_exists(&file.path, &format!("garment[{i}].mesh"), &g.mesh)?;
         let garment = if g.is_gltf() {
-            let rig = cache.get(&g.mesh)?;
+            let rig = cache.get(
+                &g.mesh,
+                g.animation.as_ref(),
+                &file.path,
+                format!("garment[{i}].animation"),
+            )?;
             note_rig(&rig, &mut time_end);
             load_gltf_garment(&file.path, i, g, rig, clock, s.frame_start)?
         } else {
@@ -121,9 +149,15 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
                 proxies,
                 mesh,
                 inflate,
+                animation,
             } => {
                 check_exists(&file.path, &format!("collider[{i}].file"), gf)?;
-                let rig = cache.get(gf)?;
+                let rig = cache.get(
+                    gf,
+                    animation.as_ref(),
+                    &file.path,
+                    format!("collider[{i}].animation"),
+                )?;
                 note_rig(&rig, &mut time_end);
                 let list = match proxies {
                     ProxyMode::Marked => marked_proxies(&rig, *inflate)?,

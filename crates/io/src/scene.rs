@@ -68,6 +68,26 @@ pub enum Follow {
     Node,
 }
 
+/// Which animation of a glTF file drives it (`animation = "Walk"` or `animation = 1`): by name, or
+/// by 0-based index into the file's `animations`. Without it a file plays its first animation.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum AnimationRef {
+    /// 0-based index into `animations`.
+    Index(usize),
+    /// The animation's `name`.
+    Name(String),
+}
+
+impl std::fmt::Display for AnimationRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnimationRef::Index(i) => write!(f, "animations[{i}]"),
+            AnimationRef::Name(n) => write!(f, "\"{n}\""),
+        }
+    }
+}
+
 /// How body proxies are taken from a glTF character.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -212,6 +232,8 @@ pub struct GarmentSpec {
     pub mesh: PathBuf,
     /// glTF only: node (or mesh) name.
     pub node: Option<String>,
+    /// glTF only: the animation that drives the garment's node and skin; default the first.
+    pub animation: Option<AnimationRef>,
     /// Axis convention of the mesh file.
     #[serde(default)]
     pub up: Up,
@@ -322,6 +344,8 @@ pub enum ColliderSpec {
         mesh: Option<String>,
         /// m added to every fitted radius.
         inflate: f32,
+        /// The animation that drives the character; default its first.
+        animation: Option<AnimationRef>,
     },
 }
 
@@ -385,6 +409,7 @@ struct RawCollider {
     proxies: Option<ProxyMode>,
     mesh: Option<String>,
     inflate: Option<f32>,
+    animation: Option<AnimationRef>,
 }
 
 #[derive(Deserialize)]
@@ -631,6 +656,9 @@ impl Validator<'_> {
         if g.node.is_some() && !gltf {
             return Err(self.err(f("node"), "only applies to glTF meshes"));
         }
+        if g.animation.is_some() && !gltf {
+            return Err(self.err(f("animation"), "only applies to glTF meshes"));
+        }
         if let Some(m) = &g.transform {
             if gltf {
                 return Err(self.err(
@@ -731,7 +759,7 @@ impl Validator<'_> {
             ColliderType::Plane => &["point", "normal", "keys"],
             ColliderType::Sphere => &["center", "radius", "keys"],
             ColliderType::Capsule => &["a", "b", "radius_a", "radius_b", "keys"],
-            ColliderType::Gltf => &["file", "proxies", "mesh", "inflate"],
+            ColliderType::Gltf => &["file", "proxies", "mesh", "inflate", "animation"],
         };
         let present = [
             ("point", c.point.is_some()),
@@ -747,6 +775,7 @@ impl Validator<'_> {
             ("proxies", c.proxies.is_some()),
             ("mesh", c.mesh.is_some()),
             ("inflate", c.inflate.is_some()),
+            ("animation", c.animation.is_some()),
         ];
         for (key, is) in present {
             if is && !allowed.contains(&key) {
@@ -787,6 +816,7 @@ impl Validator<'_> {
                     proxies,
                     mesh: c.mesh,
                     inflate,
+                    animation: c.animation,
                 });
             }
             ColliderType::Plane => Shape::Plane {

@@ -130,28 +130,11 @@ fn dropped_writer_leaves_nothing() {
 fn aborted_garment_writer_leaves_no_file_and_keeps_an_older_bake() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let timing = CacheTiming {
-        frame_start: 1,
-        num_frames: 3,
-        fps: 24.0,
-    };
-    let faces = vec![vec![0, 1, 0]];
     std::fs::create_dir_all(&out).unwrap();
     // A complete frame 1 of an earlier bake must survive an aborted new one.
     std::fs::write(out.join("g.0001.obj"), "old").unwrap();
     {
-        let mut w = GarmentCacheWriter::create(
-            &out,
-            "g",
-            &[Format::Pc2, Format::Mdd, Format::Obj],
-            2,
-            &faces,
-            timing,
-        )
-        .unwrap();
-        for f in frames() {
-            w.write_frame(&f).unwrap();
-        }
+        let _w = all_formats_writer(&out, 1);
         // Two OBJ frames done, all still temporary (hidden `.g.*.part-<pid>` names).
         let names = files_in(&out);
         assert_eq!(names.len(), 5, "{names:?}");
@@ -222,29 +205,28 @@ fn obj_sequence_keeps_vertex_order_and_faces() {
     assert!(text.lines().any(|l| l == "f 1 2 3 4"));
 }
 
+/// Garment "g" (2 points) in PC2, MDD and OBJ from `frame_start` at 25 fps, with both of
+/// `frames()` written.
+fn all_formats_writer(out: &Path, frame_start: i32) -> GarmentCacheWriter {
+    let timing = CacheTiming {
+        frame_start,
+        num_frames: 2,
+        fps: 25.0,
+    };
+    let formats = [Format::Pc2, Format::Mdd, Format::Obj];
+    let mut w =
+        GarmentCacheWriter::create(out, "g", &formats, 2, &[vec![0, 1, 0]], timing).unwrap();
+    for f in frames() {
+        w.write_frame(&f).unwrap();
+    }
+    w
+}
+
 #[test]
 fn garment_writer_streams_all_formats() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let timing = CacheTiming {
-        frame_start: 3,
-        num_frames: 2,
-        fps: 25.0,
-    };
-    let faces = vec![vec![0, 1, 0]];
-    let mut w = GarmentCacheWriter::create(
-        &out,
-        "g",
-        &[Format::Pc2, Format::Mdd, Format::Obj],
-        2,
-        &faces,
-        timing,
-    )
-    .unwrap();
-    for f in frames() {
-        w.write_frame(&f).unwrap();
-    }
-    let paths = w.finish().unwrap();
+    let paths = all_formats_writer(&out, 3).finish().unwrap();
     assert_eq!(
         paths,
         vec![

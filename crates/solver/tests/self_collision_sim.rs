@@ -258,3 +258,73 @@ fn two_garments_draped_over_a_capsule_never_intersect() {
         assert!(low < -0.1, "garment {g} does not hang: lowest point {low}");
     }
 }
+
+/// The self-collision switch is per garment and garments always collide with each other: a sheet
+/// with self-collision off is folded over by its pinned edge (as above) onto itself and onto a
+/// second, smaller sheet with self-collision on lying on its lower half. The two garments never
+/// intersect each other, while the folded sheet, left without self-collision, does pass through
+/// itself.
+#[test]
+fn self_collision_switch_is_per_garment_and_garments_always_collide() {
+    let n = 18;
+    let (size, y0) = (0.5, 0.006);
+    let mut a = sheet("folded", n, size, y0);
+    a.self_collision = None;
+    let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
+    a.pins = edge
+        .iter()
+        .map(|&vertex| Pin {
+            vertex,
+            weight: 1.0,
+        })
+        .collect();
+    let rest = a.positions.clone();
+    // 20 cm sheet over the lower half (z < 0) at x > 0, 1.2 cm above it.
+    let mut b = with_self_collision(sheet("small", 8, 0.2, y0 + 0.012));
+    for p in b.positions.iter_mut() {
+        *p += Vec3::new(0.14, 0.0, -0.13);
+    }
+    let tris_a = 2 * (n - 1) * (n - 1);
+    let settings = SimSettings {
+        substeps: 6,
+        ..SimSettings::default()
+    };
+    let mut sim = Simulation::new(vec![a, b], settings).expect("valid sheets");
+    let ground = MovingCollider::fixed(ColliderShape::Plane {
+        point: Vec3::ZERO,
+        normal: Vec3::Y,
+    });
+    let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
+    let mut targets = rest.clone();
+    let (mut within_a, mut contacts) = (0, 0);
+    for f in 1..=40 {
+        let s = (f as f32 / 30.0).min(1.0);
+        let rot = Quat::from_rotation_x(-std::f32::consts::PI * s * s * (3.0 - 2.0 * s));
+        for &v in &edge {
+            targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
+        }
+        let r = sim
+            .step_frame(1.0 / 24.0, &[ground], &[Some(&targets), None])
+            .expect("frame");
+        let (x, tris) = (&sim.state().x, &sim.model().triangles);
+        let all = count_intersections(x, tris);
+        let (only_a, only_b) = (
+            count_intersections(x, &tris[..tris_a]),
+            count_intersections(x, &tris[tris_a..]),
+        );
+        eprintln!("frame {f}: folded {only_a}, small {only_b}, all {all}");
+        assert_eq!(only_b, 0, "frame {f}: the small sheet intersects itself");
+        assert_eq!(
+            all - only_a - only_b,
+            0,
+            "frame {f}: the garments intersect each other"
+        );
+        within_a = within_a.max(only_a);
+        contacts += r.self_contacts;
+    }
+    assert!(contacts > 0, "the garments never touched");
+    assert!(
+        within_a > 0,
+        "the sheet without self-collision never passed through itself: is the switch ignored?"
+    );
+}
