@@ -222,13 +222,13 @@ fn changes_table() {
             1e-4,
         ),
         (
-            "IC(0), strain jump 0.03, tol 1e-4 (default)",
+            "IC(0), strain jump 0.03, tol 1e-4",
             Preconditioner::IncompleteCholesky,
             0.03,
             1e-4,
         ),
         (
-            "IC(0), strain jump 0.03, tol 3e-4",
+            "IC(0), strain jump 0.03, tol 3e-4 (default)",
             Preconditioner::IncompleteCholesky,
             0.03,
             3e-4,
