@@ -22,7 +22,7 @@
 
 use super::block_sparse::BlockMatrix;
 use super::mpcg::Filter;
-use super::reduce::{for_each_indexed, parallel, CHUNK};
+use super::reduce::{parallel, CHUNK};
 use glam::{Mat3A, Vec3A};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -49,13 +49,20 @@ pub struct IncompleteCholesky {
     /// Per lower entry (i, j): the lower-entry pairs ((i, k), (j, k)) with k < j in both rows.
     update_ptr: Vec<u32>,
     update: Vec<[u32; 2]>,
-    /// W on lower entries, W_jiᵀ on upper entry (i, j), W_ij·D_j⁻¹ on lower entries (scratch).
-    w_lower: Vec<Mat3A>,
-    w_upper: Vec<Mat3A>,
-    wd: Vec<Mat3A>,
+    /// Per partition: W on its lower entries, W_jiᵀ on its upper entries (i, j), W_ij·D_j⁻¹ (scratch);
+    /// separate per partition so partitions factor in parallel without splitting per call.
+    values: Vec<PartitionValues>,
     d_inv: Vec<Mat3A>,
     /// Pattern size the symbolic data was built for (rows, blocks).
     shape: (usize, usize),
+}
+
+/// One partition's factor values, indexed by entry − the partition's first entry.
+#[derive(Debug, Default, Clone)]
+struct PartitionValues {
+    w_lower: Vec<Mat3A>,
+    w_upper: Vec<Mat3A>,
+    wd: Vec<Mat3A>,
 }
 
 /// The filtered block S_i·A_ij·S_j.
@@ -175,7 +182,17 @@ impl IncompleteCholesky {
                 update_ptr.push(update.len() as u32);
             }
         }
-        let m = lower_col.len();
+        let values = (0..n.div_ceil(PARTITION))
+            .map(|k| {
+                let rows = partition(k, n);
+                let m = (lower_ptr[rows.end] - lower_ptr[rows.start]) as usize;
+                PartitionValues {
+                    w_lower: vec![Mat3A::ZERO; m],
+                    w_upper: vec![Mat3A::ZERO; m],
+                    wd: vec![Mat3A::ZERO; m],
+                }
+            })
+            .collect();
         *self = IncompleteCholesky {
             lower_ptr,
             lower_col,
@@ -185,9 +202,7 @@ impl IncompleteCholesky {
             upper_of,
             update_ptr,
             update,
-            w_lower: vec![Mat3A::ZERO; m],
-            w_upper: vec![Mat3A::ZERO; m],
-            wd: vec![Mat3A::ZERO; m],
+            values,
             d_inv: vec![Mat3A::IDENTITY; n],
             shape: (n, nnz),
         };
@@ -198,62 +213,47 @@ impl IncompleteCholesky {
     pub fn factor(&mut self, a: &BlockMatrix, filter: &[Filter]) -> u32 {
         self.symbolic(a);
         let n = a.pattern.rows();
-        let parts = n.div_ceil(PARTITION);
-        // Split the lower-entry arrays at partition boundaries (rows are contiguous).
-        let lower_ptr = &self.lower_ptr;
-        let mut w_parts: Vec<PartitionLower> = Vec::with_capacity(parts);
-        let (mut w_rest, mut wd_rest) = (&mut self.w_lower[..], &mut self.wd[..]);
-        for k in 0..parts {
-            let rows = partition(k, n);
-            let len = (lower_ptr[rows.end] - lower_ptr[rows.start]) as usize;
-            let (w_head, w_tail) = std::mem::take(&mut w_rest).split_at_mut(len);
-            let (wd_head, wd_tail) = std::mem::take(&mut wd_rest).split_at_mut(len);
-            w_parts.push((w_head, wd_head));
-            w_rest = w_tail;
-            wd_rest = wd_tail;
-        }
         let sym = Symbolic {
             lower_ptr: &self.lower_ptr,
             lower_col: &self.lower_col,
             lower_slot: &self.lower_slot,
+            upper_ptr: &self.upper_ptr,
+            upper_of: &self.upper_of,
             update_ptr: &self.update_ptr,
             update: &self.update,
         };
-        let job = |(k, ((w, wd), d_inv)): (usize, (PartitionLower, &mut [Mat3A]))| {
-            factor_partition(&sym, a, filter, partition(k, n), w, wd, d_inv)
+        let job = |(k, (values, d_inv)): (usize, (&mut PartitionValues, &mut [Mat3A]))| {
+            factor_partition(&sym, a, filter, partition(k, n), values, d_inv)
         };
-        let replaced = if parallel(n) {
-            w_parts
-                .into_par_iter()
+        if parallel(n) {
+            self.values
+                .par_iter_mut()
                 .zip(self.d_inv.par_chunks_mut(PARTITION))
                 .enumerate()
                 .map(job)
                 .sum()
         } else {
-            w_parts
-                .into_iter()
+            self.values
+                .iter_mut()
                 .zip(self.d_inv.chunks_mut(PARTITION))
                 .enumerate()
                 .map(job)
                 .sum()
-        };
-        // Upper entries: W_jiᵀ (row-ordered copy for the backward sweep).
-        let (w_lower, upper_of) = (&self.w_lower, &self.upper_of);
-        for_each_indexed(&mut self.w_upper, |e, w| {
-            *w = w_lower[upper_of[e] as usize].transpose()
-        });
-        replaced
+        }
     }
 
     /// h = M⁻¹·r on the rows of partition `k` (`r`, `h`: that partition's slices).
     pub fn solve_partition(&self, k: usize, r: &[Vec3A], h: &mut [Vec3A]) {
         let base = k * PARTITION;
         let rows = base..base + r.len();
+        let values = &self.values[k];
+        let (lower0, upper0) = (self.lower_ptr[base] as usize, self.upper_ptr[base] as usize);
         // Forward: (D + W)·u = r, u in h.
         for i in rows.clone() {
             let mut acc = r[i - base];
             let (e0, e1) = (self.lower_ptr[i] as usize, self.lower_ptr[i + 1] as usize);
-            for (w, &j) in self.w_lower[e0..e1].iter().zip(&self.lower_col[e0..e1]) {
+            let w = &values.w_lower[e0 - lower0..e1 - lower0];
+            for (w, &j) in w.iter().zip(&self.lower_col[e0..e1]) {
                 acc -= *w * h[j as usize - base];
             }
             h[i - base] = self.d_inv[i] * acc;
@@ -262,7 +262,8 @@ impl IncompleteCholesky {
         for i in rows.rev() {
             let mut acc = Vec3A::ZERO;
             let (e0, e1) = (self.upper_ptr[i] as usize, self.upper_ptr[i + 1] as usize);
-            for (w, &j) in self.w_upper[e0..e1].iter().zip(&self.upper_col[e0..e1]) {
+            let w = &values.w_upper[e0 - upper0..e1 - upper0];
+            for (w, &j) in w.iter().zip(&self.upper_col[e0..e1]) {
                 acc += *w * h[j as usize - base];
             }
             h[i - base] -= self.d_inv[i] * acc;
@@ -270,33 +271,32 @@ impl IncompleteCholesky {
     }
 }
 
-/// One partition's slices of W and W·D⁻¹ (lower entries).
-type PartitionLower<'a> = (&'a mut [Mat3A], &'a mut [Mat3A]);
-
 /// Borrowed symbolic data for the partition workers.
 struct Symbolic<'a> {
     lower_ptr: &'a [u32],
     lower_col: &'a [u32],
     lower_slot: &'a [u32],
+    upper_ptr: &'a [u32],
+    upper_of: &'a [u32],
     update_ptr: &'a [u32],
     update: &'a [[u32; 2]],
 }
 
-/// Factors one partition in row order; `w`, `wd` (lower entries) and `d_inv` are the partition's
-/// slices. Returns the number of replaced pivots.
+/// Factors one partition in row order into its `values` and `d_inv` (the partition's slice).
+/// Returns the number of replaced pivots.
 fn factor_partition(
     sym: &Symbolic,
     a: &BlockMatrix,
     filter: &[Filter],
     rows: Range<usize>,
-    w: &mut [Mat3A],
-    wd: &mut [Mat3A],
+    values: &mut PartitionValues,
     d_inv: &mut [Mat3A],
 ) -> u32 {
+    let (w, wd) = (&mut values.w_lower, &mut values.wd);
     let e_base = sym.lower_ptr[rows.start] as usize;
     let base = rows.start;
     let mut replaced = 0;
-    for i in rows {
+    for i in rows.clone() {
         let si = filter[i];
         let mut d = filtered_diag(Mat3A::from(a.diag[i]), si);
         let reference = d;
@@ -319,6 +319,11 @@ fn factor_partition(
                 spd_inverse(reference, reference).unwrap_or(Mat3A::IDENTITY)
             }
         };
+    }
+    // Upper entries: W_jiᵀ (row-ordered copy for the backward sweep).
+    let upper = sym.upper_ptr[rows.start] as usize..sym.upper_ptr[rows.end] as usize;
+    for (wu, &e) in values.w_upper.iter_mut().zip(&sym.upper_of[upper]) {
+        *wu = values.w_lower[e as usize - e_base].transpose();
     }
     replaced
 }

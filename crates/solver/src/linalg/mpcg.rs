@@ -97,8 +97,9 @@ pub enum Preconditioner {
     /// product per vertex.
     BlockJacobi,
     /// Block IC(0) of S·A·S + (I − S) ([`IncompleteCholesky`]): a factorization per solve and two
-    /// sparse triangular sweeps per iteration (about one extra product with A), in exchange for
-    /// about a third of the iterations on stiff cloth.
+    /// sparse triangular sweeps per iteration (about one extra product with A, about 2× the cost of
+    /// a block-Jacobi iteration), in exchange for a fifth to a quarter of the iterations on stiff
+    /// cloth (BENCHMARKS.md).
     #[default]
     IncompleteCholesky,
 }
@@ -512,6 +513,60 @@ mod tests {
             "relative filtered residual {}",
             (rr / bb).sqrt()
         );
+    }
+
+    /// Above the parallel threshold (several IC partitions, factored and swept in parallel) the
+    /// solution is bit-identical on 1 and 3 threads.
+    #[test]
+    fn large_system_is_thread_count_independent() {
+        let mut rng = Rng(0x5eed);
+        let n = 2 * super::PARTITION + 300;
+        assert!(super::parallel(n));
+        let a = system(n, &mut rng);
+        let b: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
+        let filter: Vec<Filter> = (0..n)
+            .map(|i| match i % 11 {
+                0 => Filter::Fixed,
+                1 => Filter::Plane(Vec3::Y),
+                _ => Filter::Free,
+            })
+            .collect();
+        let z = vec![Vec3::ZERO; n];
+        let mass = vec![1.0; n];
+        let solve = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                let mut x = vec![Vec3::ZERO; n];
+                let res = Mpcg::new().solve(
+                    &Problem {
+                        a: &a,
+                        b: &b,
+                        filter: &filter,
+                        z: &z,
+                        mass: &mass,
+                    },
+                    &mut x,
+                    CgSettings {
+                        tolerance: 1e-5,
+                        max_iterations: 1000,
+                        velocity_floor: 0.0,
+                        preconditioner: Preconditioner::IncompleteCholesky,
+                    },
+                );
+                (res, x)
+            })
+        };
+        let (r1, x1) = solve(1);
+        let (r3, x3) = solve(3);
+        assert!(r1.converged, "{r1:?}");
+        assert_eq!(r1, r3);
+        assert!(x1
+            .iter()
+            .zip(&x3)
+            .all(|(p, q)| p.to_array() == q.to_array()));
     }
 
     #[test]
