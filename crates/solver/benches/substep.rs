@@ -3,7 +3,10 @@
 //! sphere at 24 fps with 5 substeps per frame (ms per frame).
 //!
 //! Prints a table of ns per vertex-substep, CG iterations per substep and MPCG ns per vertex per CG
-//! iteration (solve time / (iterations × vertices)), then runs criterion on the same substeps. `CLOTHBAKE_BENCH_SIZES=32,64` limits the sizes.
+//! iteration (solve time / (iterations × vertices)), then a table of what each solver change bought
+//! on the Blender-comparable bake (iterations, rejected substeps, time, strain, deviation from a
+//! fine reference bake), then runs criterion on the substeps. `CLOTHBAKE_BENCH_SIZES=32,64` limits
+//! the sizes.
 
 use clothbake_solver::fixtures::{sheet, sheet_vertex};
 use clothbake_solver::*;
@@ -138,40 +141,150 @@ fn table() {
             );
         }
     }
-    // Blender-comparable: 64×64 sheet falling on a sphere, 24 fps, 5 substeps per frame, 1 s, at
-    // the default CG tolerance and two looser ones.
-    for tolerance in [1e-4, 3e-4, 1e-3, 1e-2] {
-        let g = sheet("sheet", 64, 1.0, 0.5);
-        let settings = SimSettings {
-            substeps: SUBSTEPS,
-            cg_tolerance: tolerance,
-            ..Default::default()
-        };
-        let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
-        let colliders = [sphere()];
-        let frames = 24;
-        let (mut iterations, mut substeps, mut rejected) = (0u64, 0u32, 0u32);
-        let (mut strain, mut distance) = (0.0f32, f32::INFINITY);
-        let (start, cpu) = (Instant::now(), cpu_seconds());
-        for _ in 0..frames {
-            let r = sim.step_frame(1.0 / FPS, &colliders, &[]).expect("frame");
-            iterations += r.cg_iterations as u64;
-            substeps += r.substeps;
-            rejected += r.rejected_substeps;
-            strain = strain.max(r.max_strain);
-            distance = distance.min(r.min_collider_distance);
-        }
-        let secs = start.elapsed().as_secs_f64();
-        let cpu = cpu_seconds() - cpu;
+    changes_table();
+}
+
+/// One bake of the Blender-comparable scene (benches/blender_compare.py): a 1 m, 64×64 cotton sheet
+/// 1 m up, falling onto a 0.3 m sphere resting on the ground, 24 frames at 24 fps.
+struct Bake {
+    positions: Vec<Vec3>,
+    wall: f64,
+    cpu: f64,
+    iterations: u64,
+    substeps: u32,
+    rejected: u32,
+    strain: f32,
+    distance: f32,
+}
+
+const BAKE_FRAMES: usize = 24;
+
+fn bake(settings: SimSettings) -> Bake {
+    let g = sheet("sheet", 64, 1.0, 1.0);
+    let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
+    let colliders = [MovingCollider::fixed(ColliderShape::Sphere {
+        center: Vec3::new(0.0, 0.3, 0.0),
+        radius: 0.3,
+    })];
+    let mut out = Bake {
+        positions: Vec::new(),
+        wall: 0.0,
+        cpu: 0.0,
+        iterations: 0,
+        substeps: 0,
+        rejected: 0,
+        strain: 0.0,
+        distance: f32::INFINITY,
+    };
+    let (start, cpu) = (Instant::now(), cpu_seconds());
+    for _ in 0..BAKE_FRAMES {
+        let r = sim.step_frame(1.0 / FPS, &colliders, &[]).expect("frame");
+        out.iterations += r.cg_iterations as u64;
+        out.substeps += r.substeps;
+        out.rejected += r.rejected_substeps;
+        out.strain = out.strain.max(r.max_strain);
+        out.distance = out.distance.min(r.min_collider_distance);
+        out.positions.extend_from_slice(sim.garment_positions(0));
+    }
+    out.wall = start.elapsed().as_secs_f64();
+    out.cpu = cpu_seconds() - cpu;
+    out
+}
+
+/// What each solver change bought on the Blender-comparable bake, in one run: CG iterations per
+/// substep, rejected substeps, time, peak strain, and the largest and mean vertex distance (over all
+/// frames) from a reference bake with 4× the substeps and CG tolerance 1e-6.
+fn changes_table() {
+    let reference = bake(SimSettings {
+        substeps: 4 * SUBSTEPS,
+        cg_tolerance: 1e-6,
+        cg_max_iterations: 2000,
+        ..Default::default()
+    });
+    // Noise floor: the reference's own settings with a 10× tighter CG tolerance.
+    let tighter = bake(SimSettings {
+        substeps: 4 * SUBSTEPS,
+        cg_tolerance: 1e-7,
+        cg_max_iterations: 2000,
+        ..Default::default()
+    });
+    let variants: [(&str, Preconditioner, f32, f32); 5] = [
+        (
+            "block Jacobi, strain jump 0.1, tol 1e-4 (before)",
+            Preconditioner::BlockJacobi,
+            0.1,
+            1e-4,
+        ),
+        (
+            "IC(0), strain jump 0.1, tol 1e-4",
+            Preconditioner::IncompleteCholesky,
+            0.1,
+            1e-4,
+        ),
+        (
+            "IC(0), strain jump 0.03, tol 1e-4",
+            Preconditioner::IncompleteCholesky,
+            0.03,
+            1e-4,
+        ),
+        (
+            "IC(0), strain jump 0.03, tol 3e-4 (default)",
+            Preconditioner::IncompleteCholesky,
+            0.03,
+            3e-4,
+        ),
+        (
+            "IC(0), strain jump 0.03, tol 1e-3",
+            Preconditioner::IncompleteCholesky,
+            0.03,
+            1e-3,
+        ),
+    ];
+    println!(
+        "64×64 sheet on a sphere, {SUBSTEPS} substeps/frame, {BAKE_FRAMES} frames; deviation from a bake with {} substeps/frame at CG tolerance 1e-6 (max strain {:.3}):",
+        4 * SUBSTEPS,
+        reference.strain
+    );
+    println!(
+        "| solver | ms/frame wall | ms/frame CPU | CG it/accepted substep | accepted substeps (rejected) | max strain | max / mean deviation (mm) | min collider distance (mm) |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let rows = variants
+        .into_iter()
+        .map(|(name, preconditioner, strain_jump, cg_tolerance)| {
+            let settings = SimSettings {
+                substeps: SUBSTEPS,
+                preconditioner,
+                strain_jump,
+                cg_tolerance,
+                ..Default::default()
+            };
+            (name.to_string(), bake(settings))
+        });
+    let floor = (
+        format!("noise floor: {} substeps/frame, tol 1e-7", 4 * SUBSTEPS),
+        tighter,
+    );
+    for (name, b) in std::iter::once(floor).chain(rows) {
+        let dev: Vec<f32> = b
+            .positions
+            .iter()
+            .zip(&reference.positions)
+            .map(|(a, r)| a.distance(*r))
+            .collect();
+        let max_dev = dev.iter().copied().fold(0.0f32, f32::max);
+        let mean_dev = dev.iter().map(|&d| d as f64).sum::<f64>() / dev.len() as f64;
         println!(
-            "64×64 on a sphere, {SUBSTEPS} substeps/frame, CG tol {tolerance:.0e}, {frames} frames: {:.1} ms/frame wall, {:.1} ms/frame CPU, {:.1} CG it/substep, {} substeps ({} rejected), max strain {:.4}, min collider distance {:.4} m",
-            secs * 1e3 / frames as f64,
-            cpu * 1e3 / frames as f64,
-            iterations as f64 / substeps as f64,
-            substeps,
-            rejected,
-            strain,
-            distance
+            "| {name} | {:.1} | {:.1} | {:.1} | {} ({}) | {:.3} | {:.0} / {:.1} | {:.1} |",
+            b.wall * 1e3 / BAKE_FRAMES as f64,
+            b.cpu * 1e3 / BAKE_FRAMES as f64,
+            b.iterations as f64 / b.substeps as f64,
+            b.substeps,
+            b.rejected,
+            b.strain,
+            max_dev * 1e3,
+            mean_dev * 1e3,
+            b.distance * 1e3
         );
     }
     println!();

@@ -41,7 +41,7 @@ use broad_phase::{BroadPhase, Mesh};
 use glam::Vec3;
 use impact_zones::ImpactZones;
 use narrow::Narrow;
-use parallel::par_gather;
+use parallel::{par_gather, par_gather_with};
 use rayon::prelude::*;
 
 /// Continuous-collision impulse iterations before falling back to impact zones (BFA02 §7.3).
@@ -88,6 +88,10 @@ pub struct SelfCollision {
     /// Broad-phase box inflation per vertex (m).
     inflate: Vec<f32>,
     broad: BroadPhase,
+    /// Lower bounds of the distance at x0 (m) of each vertex–triangle / edge–edge candidate,
+    /// from the proximity pass (0 = unknown); they let the CCD skip pairs that cannot touch.
+    vf_sep: Vec<f64>,
+    ee_sep: Vec<f64>,
     contacts: Vec<Contact>,
     ee_contacts: Vec<Contact>,
     contact_bufs: Vec<Vec<Contact>>,
@@ -120,6 +124,8 @@ impl SelfCollision {
             x1: vec![Vec3::ZERO; n],
             inflate: vec![0.0; n],
             broad,
+            vf_sep: Vec::new(),
+            ee_sep: Vec::new(),
             contacts: Vec::new(),
             ee_contacts: Vec::new(),
             contact_bufs: Vec::new(),
@@ -317,6 +323,11 @@ impl SelfCollision {
             layer_self_collide: &self.layer_self_collide,
         };
         self.broad.build(&mesh, x0, &self.x1, &self.inflate);
+        // Distance bounds are unknown until the next proximity pass.
+        self.vf_sep.clear();
+        self.vf_sep.resize(self.broad.vf.len(), 0.0);
+        self.ee_sep.clear();
+        self.ee_sep.resize(self.broad.ee.len(), 0.0);
     }
 
     fn narrow<'a>(&'a self, x0: &'a [Vec3], params: &'a [SelfCollisionParams]) -> Narrow<'a> {
@@ -336,24 +347,38 @@ impl SelfCollision {
         let mut contacts = std::mem::take(&mut self.contacts);
         let mut ee_contacts = std::mem::take(&mut self.ee_contacts);
         let mut bufs = std::mem::take(&mut self.contact_bufs);
+        let mut vf_sep = std::mem::take(&mut self.vf_sep);
+        let mut ee_sep = std::mem::take(&mut self.ee_sep);
         {
             let nar = self.narrow(x0, params);
             let (vf, ee) = (&self.broad.vf, &self.broad.ee);
-            par_gather(vf.len(), &mut bufs, &mut contacts, |k, buf| {
-                if let Some(c) = nar.vertex_triangle_proximity(vf[k][0], vf[k][1]) {
+            par_gather_with(vf.len(), &mut bufs, &mut contacts, &mut vf_sep, |k, buf| {
+                let mut sep = 0.0;
+                if let Some(c) = nar.vertex_triangle_proximity(vf[k][0], vf[k][1], &mut sep) {
                     buf.push(c);
                 }
+                sep
             });
-            par_gather(ee.len(), &mut bufs, &mut ee_contacts, |k, buf| {
-                if let Some(c) = nar.edge_edge_proximity(ee[k][0], ee[k][1]) {
-                    buf.push(c);
-                }
-            });
+            par_gather_with(
+                ee.len(),
+                &mut bufs,
+                &mut ee_contacts,
+                &mut ee_sep,
+                |k, buf| {
+                    let mut sep = 0.0;
+                    if let Some(c) = nar.edge_edge_proximity(ee[k][0], ee[k][1], &mut sep) {
+                        buf.push(c);
+                    }
+                    sep
+                },
+            );
         }
         contacts.extend_from_slice(&ee_contacts);
         self.contacts = contacts;
         self.ee_contacts = ee_contacts;
         self.contact_bufs = bufs;
+        self.vf_sep = vf_sep;
+        self.ee_sep = ee_sep;
     }
 
     /// Continuous-collision events along x0 → x1 into `self.contacts`: all candidates when `all`,
@@ -367,13 +392,14 @@ impl SelfCollision {
             let (vf, ee, tris, edges) =
                 (&self.broad.vf, &self.broad.ee, &self.triangles, &self.edges);
             let (mark, gen) = (&self.mark, self.generation);
+            let (vf_sep, ee_sep) = (&self.vf_sep, &self.ee_sep);
             let dirty = |i: u32| all || mark[i as usize] == gen;
             par_gather(vf.len(), &mut bufs, &mut contacts, |k, buf| {
                 let [p, t] = vf[k];
                 if !(dirty(p) || tris[t as usize].iter().any(|&i| dirty(i))) {
                     return;
                 }
-                if let Some(c) = nar.vertex_triangle_ccd(p, t) {
+                if let Some(c) = nar.vertex_triangle_ccd(p, t, vf_sep[k]) {
                     buf.push(c);
                 }
             });
@@ -383,7 +409,7 @@ impl SelfCollision {
                 if !(a.iter().chain(b.iter()).any(|&i| dirty(i))) {
                     return;
                 }
-                if let Some(c) = nar.edge_edge_ccd(e, f) {
+                if let Some(c) = nar.edge_edge_ccd(e, f, ee_sep[k]) {
                     buf.push(c);
                 }
             });

@@ -32,3 +32,35 @@ where
         out.extend_from_slice(b);
     }
 }
+
+/// [`par_gather`] that also stores one value per item: `slots[i] = f(i, buf)`.
+pub fn par_gather_with<U, S, F>(
+    n: usize,
+    bufs: &mut Vec<Vec<U>>,
+    out: &mut Vec<U>,
+    slots: &mut [S],
+    f: F,
+) where
+    U: Copy + Send,
+    S: Send,
+    F: Fn(usize, &mut Vec<U>) -> S + Sync,
+{
+    let chunks = n.div_ceil(CHUNK);
+    if bufs.len() < chunks {
+        bufs.resize_with(chunks, Vec::new);
+    }
+    bufs[..chunks]
+        .par_iter_mut()
+        .zip(slots[..n].par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, (buf, slot))| {
+            buf.clear();
+            for (k, s) in slot.iter_mut().enumerate() {
+                *s = f(c * CHUNK + k, buf);
+            }
+        });
+    out.clear();
+    for b in &bufs[..chunks] {
+        out.extend_from_slice(b);
+    }
+}
