@@ -709,7 +709,7 @@ impl Validator<'_> {
         if let Some(x) = g.static_friction {
             self.non_negative(&f("static_friction"), x)?;
         }
-        self.non_negative(&f("self_thickness"), g.self_thickness)?;
+        self.positive(&f("self_thickness"), g.self_thickness)?;
         self.non_negative(&f("self_friction"), g.self_friction)?;
         if let Some(p) = &g.pin {
             if let Some(w) = &p.weights {

@@ -40,8 +40,14 @@ mesh = "scarf.obj"
 }
 
 #[test]
-fn negative_self_collision_values_name_the_field() {
-    for (key, value) in [("self_thickness", "-0.001"), ("self_friction", "-0.5")] {
+fn bad_self_collision_values_name_the_field() {
+    // A zero cloth thickness is rejected at load time (the solver needs a positive one), not
+    // only when the bake starts.
+    for (key, value) in [
+        ("self_thickness", "-0.001"),
+        ("self_thickness", "0.0"),
+        ("self_friction", "-0.5"),
+    ] {
         let text = format!(
             "[[garment]]\nname = \"a\"\nmesh = \"a.obj\"\n\n[[garment]]\nname = \"b\"\nmesh = \"b.obj\"\n{key} = {value}\n"
         );
