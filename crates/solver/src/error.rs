@@ -112,15 +112,12 @@ pub enum SimError {
         vertex: u32,
         time: f64,
     },
+    /// The implicit solve (BW §5) produced non-finite values at the smallest substep allowed (or with
+    /// adaptive stepping off): the state cannot be advanced. Seen with absurd loads (wind 1e38 m/s).
     #[error(
-        "substep rejected {halvings} times in a row at t = {time} s (last h = {h} s): {reason}"
+        "the linear solve produced non-finite values at t = {time} s, down to h = {h} s ({halvings} halvings)"
     )]
-    TooManyHalvings {
-        halvings: u32,
-        time: f64,
-        h: f32,
-        reason: &'static str,
-    },
+    SolveNonFinite { time: f64, h: f32, halvings: u32 },
     #[error("bad step input: {0}")]
     Input(String),
 }

@@ -282,6 +282,17 @@ impl Simulation {
                     time: self.time,
                 });
             }
+            if sub.cg.non_finite {
+                // Even the smallest substep's solve is unusable (the velocities would silently keep
+                // their start values): fail the frame instead of freezing the cloth.
+                self.state.copy_from(&self.start);
+                self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
+                return Err(SimError::SolveNonFinite {
+                    time: self.time,
+                    h,
+                    halvings: self.h_scale,
+                });
+            }
             self.constraints.commit();
             // Accepted (possibly at the smallest size, or with adaptive stepping off): a CG failure
             // stays visible in `cg.converged` and the frame's `cg_failures`.

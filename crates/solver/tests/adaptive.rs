@@ -157,3 +157,31 @@ fn bad_frame_input_is_an_error_not_a_panic() {
         Err(SimError::Input(_))
     ));
 }
+
+#[test]
+fn a_solve_that_stays_non_finite_fails_the_frame_and_keeps_the_state() {
+    // A wind of 3e38 m/s is finite, but its drag overflows f32: every solve is non-finite, at any
+    // substep size. The frame must fail (not freeze the cloth silently) and leave the state as it was.
+    let n = 8;
+    let g = sheet("sheet", n, 0.5, 1.0);
+    let settings = SimSettings {
+        wind: Some(Wind {
+            velocity: Vec3::new(3e38, 0.0, 0.0),
+            air_density: 1.2,
+            drag: 1.0,
+            lift: 0.0,
+        }),
+        ..Default::default()
+    };
+    let mut sim = Simulation::new(vec![g], settings).unwrap();
+    let before = sim.garment_positions(0).to_vec();
+    match sim.step_frame(DT, &[], &[]) {
+        Err(SimError::SolveNonFinite { halvings, h, .. }) => {
+            assert_eq!(halvings, SimSettings::default().max_halvings);
+            assert!(h < DT / 5.0, "h = {h}");
+        }
+        other => panic!("expected SolveNonFinite, got {other:?}"),
+    }
+    assert_eq!(sim.garment_positions(0), &before[..]);
+    assert_eq!(sim.time(), 0.0);
+}
