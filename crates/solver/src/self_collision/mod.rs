@@ -22,6 +22,7 @@
 mod broad_phase;
 pub mod ccd;
 mod contact;
+mod diagonal_slabs;
 mod impact_zones;
 mod impulses;
 mod intersections;
@@ -306,7 +307,7 @@ impl SelfCollision {
             self.x1[i] = x0[i] + v[i] * h;
             self.mark[i] = self.generation;
             let margin = narrow::CCD_TOLERANCE_FRACTION * self.thick[i] + 1e-7;
-            out |= !self.broad.vbox[i].contains_with_margin(self.x1[i], margin);
+            out |= !self.broad.contains_with_margin(i, self.x1[i], margin);
         }
         out
     }
