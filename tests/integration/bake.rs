@@ -182,3 +182,34 @@ fn a_closed_stdout_is_not_a_crash() {
     }
     assert_eq!(d.files_under("out"), vec!["report.json", "sheet.pc2"]);
 }
+
+/// `scene.strain_jump` reaches the solver: a tighter bound rejects and retries more substeps on the
+/// sheet's impact with the sphere than the default does.
+#[test]
+fn strain_jump_from_the_scene_drives_the_adaptive_substeps() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    let text = std::fs::read_to_string(d.path(&scene)).expect("read scene");
+    let tight = text.replace("substeps = 4", "substeps = 4\nstrain_jump = 0.002");
+    assert_ne!(tight, text);
+    d.write("sheet-on-sphere/tight.toml", tight);
+    let substeps = |scene: &str, out: &str| -> u64 {
+        d.ok(&["bake", scene, "-o", out, "--frames", "1..24"]);
+        let report: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(d.path(&format!("{out}/report.json"))).expect("report"),
+        )
+        .expect("report is JSON");
+        report["frames"]
+            .as_array()
+            .expect("frames")
+            .iter()
+            .map(|f| f["substeps"].as_u64().expect("substeps"))
+            .sum()
+    };
+    let default = substeps(&scene, "default");
+    let tight = substeps("sheet-on-sphere/tight.toml", "tight");
+    assert!(
+        tight > default,
+        "strain_jump 0.002: {tight} substeps, default: {default}"
+    );
+}

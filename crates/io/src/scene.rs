@@ -124,6 +124,9 @@ pub struct Settings {
     pub cg_tolerance: Option<f32>,
     /// MPCG iteration cap.
     pub cg_max_iterations: Option<u32>,
+    /// Adaptive substeps: largest growth of the largest triangle strain (dimensionless, > 0) a
+    /// substep may have before it is retried at half size (BW §6).
+    pub strain_jump: Option<f32>,
     /// Linear air damping c, kg/(m²·s) (>= 0): per-vertex drag −c·A·(v − v_wind), Blender's "air
     /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
     #[serde(default = "default_air_damping")]
@@ -145,6 +148,7 @@ impl Default for Settings {
             time_offset: 0.0,
             cg_tolerance: None,
             cg_max_iterations: None,
+            strain_jump: None,
             air_damping: default_air_damping(),
         }
     }
@@ -624,6 +628,9 @@ impl Validator<'_> {
         self.non_negative("scene.air_damping", s.air_damping)?;
         if let Some(t) = s.cg_tolerance {
             self.positive("scene.cg_tolerance", t)?;
+        }
+        if let Some(j) = s.strain_jump {
+            self.positive("scene.strain_jump", j)?;
         }
         if s.cg_max_iterations == Some(0) {
             return Err(self.err("scene.cg_max_iterations", "must be >= 1, got 0"));

@@ -201,6 +201,7 @@ fn bad_values_name_the_field() {
         ),
         ("[scene]\ngravity = [0.0, nan, 0.0]\n", "scene.gravity[1]"),
         ("[scene]\nair_damping = -0.5\n", "scene.air_damping: must be >= 0, got -0.5"),
+        ("[scene]\nstrain_jump = 0.0\n", "scene.strain_jump: must be > 0, got 0"),
         ("[scene]\nair_damping = inf\n", "scene.air_damping: must be >= 0"),
     ];
     for (text, want) in cases {
@@ -208,6 +209,13 @@ fn bad_values_name_the_field() {
         assert!(e.starts_with("shots/scene.toml: "), "{e}");
         assert!(e.contains(want), "for {text:?}: got {e:?}, want {want:?}");
     }
+}
+
+#[test]
+fn strain_jump_is_optional_and_parsed() {
+    assert_eq!(parse("").unwrap().settings.strain_jump, None);
+    let s = parse("[scene]\nstrain_jump = 0.1\n").unwrap();
+    assert_eq!(s.settings.strain_jump, Some(0.1));
 }
 
 #[test]
