@@ -15,11 +15,11 @@
 //!   and the sheet side grows with the vertex count, so the local workload per vertex is constant:
 //!   this is what "cost per vertex flat" measures for an O(n) stage.
 
-use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
 use clothbake_solver::self_collision::{
     count_intersections, SelfCollision, SelfCollisionParams, SelfCollisionTopology,
 };
-use clothbake_solver::{ColliderShape, MovingCollider, Pin, SimSettings, Simulation, StageTimes};
+use clothbake_solver::{ColliderShape, MovingCollider, SimSettings, Simulation, StageTimes};
 use glam::{Quat, Vec3};
 use std::time::Instant;
 
@@ -155,13 +155,7 @@ fn fold_in_sim(n: usize) -> (StageTimes, StageTimes, u32, usize) {
         friction: 0.3,
     });
     let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    g.pins = edge
-        .iter()
-        .map(|&vertex| Pin {
-            vertex,
-            weight: 1.0,
-        })
-        .collect();
+    g.pins = hard_pins(&edge);
     let rest = g.positions.clone();
     let settings = SimSettings {
         substeps: 5,

@@ -1,6 +1,6 @@
 //! Small mesh builders for tests, benchmarks and samples.
 
-use crate::model::GarmentDesc;
+use crate::model::{GarmentDesc, Pin};
 use glam::{Vec2, Vec3};
 
 /// A square sheet of `n × n` vertices (n >= 2), side `size` (m), horizontal (XZ plane) at height `y`
@@ -42,4 +42,15 @@ pub fn sheet(name: &str, n: usize, size: f32, y: f32) -> GarmentDesc {
 /// Vertex index of grid point (i, j) of a [`sheet`] with `n` vertices per side.
 pub fn sheet_vertex(n: usize, i: usize, j: usize) -> u32 {
     (j * n + i) as u32
+}
+
+/// Hard pins (weight 1) on `vertices`.
+pub fn hard_pins<'a>(vertices: impl IntoIterator<Item = &'a u32>) -> Vec<Pin> {
+    vertices
+        .into_iter()
+        .map(|&vertex| Pin {
+            vertex,
+            weight: 1.0,
+        })
+        .collect()
 }

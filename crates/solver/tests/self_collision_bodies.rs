@@ -3,7 +3,7 @@
 //! least 0.9 × its collider thickness outside) nor cross the other cloth (zero triangle–triangle
 //! intersections, counted by the independent `count_intersections`).
 
-use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::*;
 use glam::{Quat, Vec3};
@@ -34,13 +34,7 @@ fn folded_sheet_pressed_onto_the_ground_by_a_capsule_keeps_clear_of_both() {
     });
     let thickness = g.thickness;
     let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    g.pins = edge
-        .iter()
-        .map(|&vertex| Pin {
-            vertex,
-            weight: 1.0,
-        })
-        .collect();
+    g.pins = hard_pins(&edge);
     let rest = g.positions.clone();
     let settings = SimSettings {
         substeps: 6,

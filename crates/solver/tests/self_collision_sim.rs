@@ -2,7 +2,7 @@
 //! itself by its pinned edge, and Baraff & Witkin's twisted sheet. Zero triangle–triangle
 //! intersections at every frame, counted by the independent `count_intersections`.
 
-use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::*;
 use glam::{Quat, Vec3};
@@ -57,13 +57,7 @@ fn fold_sheet_over_by_its_pinned_edge(air_damping: f32) {
     let y0 = 0.006;
     let mut g = with_self_collision(sheet("sheet", n, size, y0));
     let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    g.pins = edge
-        .iter()
-        .map(|&vertex| Pin {
-            vertex,
-            weight: 1.0,
-        })
-        .collect();
+    g.pins = hard_pins(&edge);
     let rest = g.positions.clone();
     let settings = SimSettings {
         substeps: 6,
@@ -158,14 +152,7 @@ fn twisted_sheet_never_intersects() {
     let mut g = with_self_collision(sheet("twist", n, size, 0.0));
     let held: Vec<u32> = (0..n).map(|j| sheet_vertex(n, 0, j)).collect();
     let turned: Vec<u32> = (0..n).map(|j| sheet_vertex(n, n - 1, j)).collect();
-    g.pins = held
-        .iter()
-        .chain(&turned)
-        .map(|&vertex| Pin {
-            vertex,
-            weight: 1.0,
-        })
-        .collect();
+    g.pins = hard_pins(held.iter().chain(&turned));
     let rest = g.positions.clone();
     let settings = SimSettings {
         substeps: 8,
@@ -271,13 +258,7 @@ fn self_collision_switch_is_per_garment_and_garments_always_collide() {
     let mut a = sheet("folded", n, size, y0);
     a.self_collision = None;
     let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    a.pins = edge
-        .iter()
-        .map(|&vertex| Pin {
-            vertex,
-            weight: 1.0,
-        })
-        .collect();
+    a.pins = hard_pins(&edge);
     let rest = a.positions.clone();
     // 20 cm sheet over the lower half (z < 0) at x > 0, 1.2 cm above it.
     let mut b = with_self_collision(sheet("small", 8, 0.2, y0 + 0.012));
