@@ -127,36 +127,15 @@ impl BroadPhase {
             .par_iter_mut()
             .enumerate()
             .for_each(|(i, s)| *s = Slabs::swept(x0[i], x1[i], inflate[i]));
-        let vb: &[Aabb] = &self.vbox;
-        let vs: &[Slabs] = &self.vslab;
-        self.slabs.resize(n + nt + ne, Slabs::EMPTY);
-        let (sv, rest) = self.slabs.split_at_mut(n);
-        let (st, se) = rest.split_at_mut(nt);
-        sv.copy_from_slice(vs);
-        st.par_iter_mut()
-            .zip(mesh.triangles.par_iter())
-            .for_each(|(s, t)| {
-                *s = vs[t[0] as usize]
-                    .union(vs[t[1] as usize])
-                    .union(vs[t[2] as usize]);
-            });
-        se.par_iter_mut()
-            .zip(mesh.edges.par_iter())
-            .for_each(|(s, e)| *s = vs[e[0] as usize].union(vs[e[1] as usize]));
-        self.boxes.resize(n + nt + ne, Aabb::EMPTY);
-        let (bv, rest) = self.boxes.split_at_mut(n);
-        let (bt, be) = rest.split_at_mut(nt);
-        bv.copy_from_slice(vb);
-        bt.par_iter_mut()
-            .zip(mesh.triangles.par_iter())
-            .for_each(|(b, t)| {
-                *b = vb[t[0] as usize]
-                    .union(vb[t[1] as usize])
-                    .union(vb[t[2] as usize]);
-            });
-        be.par_iter_mut()
-            .zip(mesh.edges.par_iter())
-            .for_each(|(b, e)| *b = vb[e[0] as usize].union(vb[e[1] as usize]));
+        primitive_bounds(
+            &self.vslab,
+            mesh,
+            Slabs::EMPTY,
+            Slabs::union,
+            &mut self.slabs,
+        );
+        primitive_bounds(&self.vbox, mesh, Aabb::EMPTY, Aabb::union, &mut self.boxes);
+        let be = &self.boxes[n + nt..];
         let cell = CELL_FACTOR * SpatialHash::cell_size_for(be, &mut self.extents);
         self.hash.build(&self.boxes, &self.verts, cell);
 
@@ -297,6 +276,33 @@ fn sort_pairs(raw: &[[u32; 2]], keys: usize, counts: &mut Vec<u32>, out: &mut Ve
         }
         start = end as usize;
     }
+}
+
+/// Bounds of every hash primitive, in hash order (vertices, then triangles, then edges): a
+/// triangle's or edge's bound is the `union` of its vertices' `per_vertex` bounds.
+fn primitive_bounds<T: Copy + Send + Sync>(
+    per_vertex: &[T],
+    mesh: &Mesh,
+    empty: T,
+    union: impl Fn(T, T) -> T + Sync,
+    out: &mut Vec<T>,
+) {
+    let (n, nt, ne) = (per_vertex.len(), mesh.triangles.len(), mesh.edges.len());
+    out.resize(n + nt + ne, empty);
+    let (ov, rest) = out.split_at_mut(n);
+    let (ot, oe) = rest.split_at_mut(nt);
+    ov.copy_from_slice(per_vertex);
+    ot.par_iter_mut()
+        .zip(mesh.triangles.par_iter())
+        .for_each(|(b, t)| {
+            *b = union(
+                union(per_vertex[t[0] as usize], per_vertex[t[1] as usize]),
+                per_vertex[t[2] as usize],
+            )
+        });
+    oe.par_iter_mut()
+        .zip(mesh.edges.par_iter())
+        .for_each(|(b, e)| *b = union(per_vertex[e[0] as usize], per_vertex[e[1] as usize]));
 }
 
 #[cfg(test)]
