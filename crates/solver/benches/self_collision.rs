@@ -15,37 +15,18 @@
 //!   and the sheet side grows with the vertex count, so the local workload per vertex is constant:
 //!   this is what "cost per vertex flat" measures for an O(n) stage.
 
-use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{fold_pinned, hard_pins, regular_grid, sheet, sheet_vertex};
 use clothbake_solver::self_collision::{
     count_intersections, SelfCollision, SelfCollisionParams, SelfCollisionTopology,
 };
 use clothbake_solver::{ColliderShape, MovingCollider, SimSettings, Simulation, StageTimes};
-use glam::{Quat, Vec3};
+use glam::Vec3;
 use std::time::Instant;
-
-fn grid(n: usize, size: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-    let s = size / (n - 1) as f32;
-    let mut x = Vec::with_capacity(n * n);
-    for j in 0..n {
-        for i in 0..n {
-            x.push(Vec3::new(i as f32 * s, 0.0, j as f32 * s));
-        }
-    }
-    let mut t = Vec::new();
-    let id = |i: usize, j: usize| (j * n + i) as u32;
-    for j in 0..n - 1 {
-        for i in 0..n - 1 {
-            t.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            t.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
-    (x, t)
-}
 
 /// Folded sheet of side `size` (m): vertices with x > size/2 are mirrored over the lower half,
 /// `lift` (m) above it near the fold, rising by 2 cm towards the free edge.
 fn folded(n: usize, size: f32, lift: f32) -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<f32>) {
-    let (rest, tris) = grid(n, size);
+    let (rest, tris) = regular_grid(n, size / (n - 1) as f32);
     let half = 0.5 * size;
     let x: Vec<Vec3> = rest
         .iter()
@@ -173,11 +154,13 @@ fn fold_in_sim(n: usize) -> (StageTimes, StageTimes, u32, usize) {
     let mut substeps = 0;
     let mut worst = 0;
     for f in 1..=frames {
-        let s = (f as f32 / swing_frames as f32).min(1.0);
-        let rot = Quat::from_rotation_x(-std::f32::consts::PI * s * s * (3.0 - 2.0 * s));
-        for &v in &edge {
-            targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
-        }
+        fold_pinned(
+            &rest,
+            &edge,
+            pivot,
+            f as f32 / swing_frames as f32,
+            &mut targets,
+        );
         let r = sim
             .step_frame(1.0 / 24.0, &[ground], &[Some(&targets)])
             .expect("frame");

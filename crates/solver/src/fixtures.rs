@@ -1,7 +1,7 @@
 //! Small mesh builders for tests, benchmarks and samples.
 
 use crate::model::{GarmentDesc, Pin};
-use glam::{Vec2, Vec3};
+use glam::{Quat, Vec2, Vec3};
 
 /// A square sheet of `n × n` vertices (n >= 2), side `size` (m), horizontal (XZ plane) at height `y`
 /// (m), centred on the Y axis, with UVs in [0, 1]² and alternating diagonals. Cotton, no pins.
@@ -53,4 +53,40 @@ pub fn hard_pins<'a>(vertices: impl IntoIterator<Item = &'a u32>) -> Vec<Pin> {
             weight: 1.0,
         })
         .collect()
+}
+
+/// Pin targets of a fold: the `pinned` vertices of `rest` turned about the x axis through `pivot`
+/// (m) by −π·smoothstep(`progress`), `progress` in [0, 1] (clamped above), written into `targets`.
+pub fn fold_pinned(
+    rest: &[Vec3],
+    pinned: &[u32],
+    pivot: Vec3,
+    progress: f32,
+    targets: &mut [Vec3],
+) {
+    let s = progress.min(1.0);
+    let rot = Quat::from_rotation_x(-std::f32::consts::PI * s * s * (3.0 - 2.0 * s));
+    for &v in pinned {
+        targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
+    }
+}
+
+/// A regular `n × n` grid in the XZ plane from the origin, `spacing` (m) apart, every quad split
+/// along the same diagonal. Returns (positions, triangles).
+pub fn regular_grid(n: usize, spacing: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let mut x = Vec::with_capacity(n * n);
+    for j in 0..n {
+        for i in 0..n {
+            x.push(Vec3::new(i as f32 * spacing, 0.0, j as f32 * spacing));
+        }
+    }
+    let mut t = Vec::new();
+    let id = |i: usize, j: usize| (j * n + i) as u32;
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            t.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
+            t.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
+        }
+    }
+    (x, t)
 }

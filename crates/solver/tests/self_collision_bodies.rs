@@ -3,10 +3,10 @@
 //! least 0.9 × its collider thickness outside) nor cross the other cloth (zero triangle–triangle
 //! intersections, counted by the independent `count_intersections`).
 
-use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{fold_pinned, hard_pins, sheet, sheet_vertex};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::*;
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
 const SELF_THICKNESS: f32 = 0.004;
 
@@ -64,12 +64,13 @@ fn folded_sheet_pressed_onto_the_ground_by_a_capsule_keeps_clear_of_both() {
     let mut targets = rest.clone();
     let mut capsule_contacts = 0;
     for f in 1..=frames {
-        let s = (f as f32 / swing_frames as f32).min(1.0);
-        let angle = std::f32::consts::PI * s * s * (3.0 - 2.0 * s);
-        let rot = Quat::from_rotation_x(-angle);
-        for &v in &edge {
-            targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
-        }
+        fold_pinned(
+            &rest,
+            &edge,
+            pivot,
+            f as f32 / swing_frames as f32,
+            &mut targets,
+        );
         let (c0, c1) = (capsule_at(bottom_at(f - 1)), capsule_at(bottom_at(f)));
         let colliders = [
             MovingCollider::fixed(ground),

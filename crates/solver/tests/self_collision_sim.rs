@@ -2,7 +2,7 @@
 //! itself by its pinned edge, and Baraff & Witkin's twisted sheet. Zero triangle–triangle
 //! intersections at every frame, counted by the independent `count_intersections`.
 
-use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{fold_pinned, hard_pins, sheet, sheet_vertex};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::*;
 use glam::{Quat, Vec3};
@@ -76,12 +76,13 @@ fn fold_sheet_over_by_its_pinned_edge(air_damping: f32) {
     let mut targets = rest.clone();
     let mut contacts_late = 0;
     for f in 1..=frames {
-        let s = (f as f32 / swing_frames as f32).min(1.0);
-        let angle = std::f32::consts::PI * s * s * (3.0 - 2.0 * s);
-        let rot = Quat::from_rotation_x(-angle);
-        for &v in &edge {
-            targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
-        }
+        fold_pinned(
+            &rest,
+            &edge,
+            pivot,
+            f as f32 / swing_frames as f32,
+            &mut targets,
+        );
         let r = sim
             .step_frame(1.0 / fps, &[ground], &[Some(&targets)])
             .expect("frame");
@@ -279,11 +280,7 @@ fn self_collision_switch_is_per_garment_and_garments_always_collide() {
     let mut targets = rest.clone();
     let (mut within_a, mut contacts) = (0, 0);
     for f in 1..=40 {
-        let s = (f as f32 / 30.0).min(1.0);
-        let rot = Quat::from_rotation_x(-std::f32::consts::PI * s * s * (3.0 - 2.0 * s));
-        for &v in &edge {
-            targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
-        }
+        fold_pinned(&rest, &edge, pivot, f as f32 / 30.0, &mut targets);
         let r = sim
             .step_frame(1.0 / 24.0, &[ground], &[Some(&targets), None])
             .expect("frame");

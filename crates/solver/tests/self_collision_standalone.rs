@@ -1,6 +1,7 @@
 //! Standalone tests of the self-collision stage (no Simulation): closest points, CCD, impulses,
 //! impact zones, the intersection counter and determinism across thread counts.
 
+use clothbake_solver::fixtures::regular_grid;
 use clothbake_solver::self_collision::ccd::{edge_edge_ccd, vertex_triangle_ccd};
 use clothbake_solver::self_collision::proximity::{
     point_triangle_distance, point_triangle_weights, segment_segment_distance,
@@ -292,24 +293,6 @@ fn two_triangles_driven_through_each_other_stay_apart() {
     }
 }
 
-fn grid(n: usize, spacing: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
-    let mut x = Vec::new();
-    for j in 0..n {
-        for i in 0..n {
-            x.push(Vec3::new(i as f32 * spacing, 0.0, j as f32 * spacing));
-        }
-    }
-    let mut t = Vec::new();
-    let id = |i: usize, j: usize| (j * n + i) as u32;
-    for j in 0..n - 1 {
-        for i in 0..n - 1 {
-            t.push([id(i, j), id(i + 1, j), id(i + 1, j + 1)]);
-            t.push([id(i, j), id(i + 1, j + 1), id(i, j + 1)]);
-        }
-    }
-    (x, t)
-}
-
 /// Random "crumpling" trajectory: velocities get random kicks, damping and a pull towards the
 /// rest grid; `resolve` runs every substep when `collide`. Returns (max intersections over the
 /// run, reports, final positions).
@@ -320,7 +303,7 @@ fn crumple(
     seed: u64,
 ) -> (usize, Vec<SelfCollisionReport>, Vec<Vec3>) {
     let spacing = 0.01;
-    let (rest, tris) = grid(n, spacing);
+    let (rest, tris) = regular_grid(n, spacing);
     let mut x = rest.clone();
     let mut v = vec![Vec3::ZERO; x.len()];
     let mut inv_mass = vec![1.0f32; x.len()];
