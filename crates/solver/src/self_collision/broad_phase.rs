@@ -1,30 +1,46 @@
 //! Broad phase of the cloth–cloth stage: candidate vertex–triangle and edge–edge pairs whose swept,
-//! inflated boxes overlap, rebuilt in O(n) from one [`SpatialHash`] over vertex, triangle and edge
-//! boxes (Kang 2003 §5.3; cell size = 1.5 × median edge box). Same-level pairs come from a
-//! front-to-back join of every hash bucket; pairs across levels (fast or huge primitives) from box queries of the
-//! finer primitive into the coarser levels. Both run in parallel over fixed-size chunks, and the
-//! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
-//! edge) — by a counting sort, so it depends neither on the thread count nor on the hash layout.
-//! A pair whose boxes overlap is kept only if its [`Slabs`] (the diagonal axes of an 18-DOP)
-//! overlap too: on a sheet lying in a coordinate plane that removes most neighbours whose boxes
-//! merely touch.
+//! inflated boxes overlap, rebuilt in O(n) from one [`SpatialHash`] over the triangle boxes only
+//! (Kang 2003 §5.3; cell size = 1.5 × median edge box). Every vertex and edge is assigned to one of
+//! its triangles ("representative triangles", Curtis, Tamstorf & Manocha 2008, [`Features`]), and
+//! each pair of triangles whose boxes overlap is expanded into the vertex–triangle and edge–edge
+//! pairs of the features they own: a third of the primitives in the hash, a sixth of the box tests
+//! per bucket. Same-level triangle pairs come from a join of every hash bucket; pairs across levels
+//! (fast or huge triangles) from box queries of the finer triangle into the coarser levels. Both run
+//! in parallel over fixed-size chunks, and the result is put in canonical order — vertex–triangle
+//! by (vertex, triangle), edge–edge by (edge, edge) — by a counting sort, so it depends neither on
+//! the thread count nor on the hash layout. A pair whose boxes overlap is kept only if its
+//! [`Slabs`] (the diagonal axes of an 18-DOP) overlap too: on a sheet lying in a coordinate plane
+//! that removes many neighbours whose boxes merely touch.
 
 use super::diagonal_slabs::Slabs;
-use super::spatial_hash::{Aabb, SpatialHash, LEVELS};
+use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
 use glam::Vec3;
 use rayon::prelude::*;
 
 /// Hash buckets per parallel join task (fixed, so the output order is thread-independent).
 const BUCKET_CHUNK: usize = 2048;
 /// Finest cell size as a multiple of the median edge box extent: fewer cells per box (and so fewer
-/// repeated box tests) against more primitives per cell. On the 64² fold of the benchmark, 1.5 was
-/// the fastest of 1, 1.5, 2 and 3.
+/// repeated box tests) against more triangles per cell. On the 64² fold of the benchmark, 1.5 was
+/// the fastest of 1, 1.5, 2 and 3 (measured with all primitives hashed; with triangles only 1, 1.5
+/// and 2 were within the noise).
 const CELL_FACTOR: f32 = 1.5;
-/// Primitives per parallel cross-level query task.
+/// Triangles per parallel cross-level query task.
 const PRIM_CHUNK: usize = 1024;
 
-/// Per-task pair buffers: (vertex–triangle, edge–edge).
-type PairBuffers = (Vec<[u32; 2]>, Vec<[u32; 2]>);
+/// Reusable buffers of one parallel task: the pairs it found and its join scratch.
+#[derive(Debug, Default)]
+struct Task {
+    vf: Vec<[u32; 2]>,
+    ee: Vec<[u32; 2]>,
+    scratch: JoinScratch,
+}
+
+impl Task {
+    fn clear(&mut self) {
+        self.vf.clear();
+        self.ee.clear();
+    }
+}
 
 /// Read-only mesh data the broad phase filters with.
 pub struct Mesh<'a> {
@@ -46,9 +62,9 @@ impl Mesh<'_> {
     /// Vertex `p` against triangle `t`: not one of its corners, layers allowed. (Pairs of
     /// immovable vertices are kept: if their prescribed motions cross, only the impact-zone
     /// fail-safe can resolve them.)
-    fn vertex_triangle_ok(&self, in_mesh: &[bool], p: u32, t: u32) -> bool {
+    fn vertex_triangle_ok(&self, p: u32, t: u32) -> bool {
         let tri = self.triangles[t as usize];
-        in_mesh[p as usize] && !tri.contains(&p) && self.allowed(p, tri[0])
+        !tri.contains(&p) && self.allowed(p, tri[0])
     }
 
     /// Edges `e` and `f`: no shared vertex, layers allowed.
@@ -58,7 +74,95 @@ impl Mesh<'_> {
     }
 }
 
-/// Reusable broad-phase state: boxes, hash, candidate lists.
+/// Vertices and edges assigned to their first triangle ("representative triangles", Curtis,
+/// Tamstorf & Manocha 2008): every mesh vertex and edge belongs to exactly one triangle, whose box
+/// and slabs contain its own. Features of triangle t are `verts[vstart[t]..vstart[t + 1]]` and
+/// `edges[estart[t]..estart[t + 1]]` (edge indices).
+#[derive(Debug, Default)]
+struct Features {
+    vstart: Vec<u32>,
+    verts: Vec<u32>,
+    estart: Vec<u32>,
+    edges: Vec<u32>,
+}
+
+impl Features {
+    /// # Panics
+    /// If an edge is not an edge of any triangle (the caller derives edges from the triangles).
+    fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
+        let nt = triangles.len();
+        let none = u32::MAX;
+        let mut vowner = vec![none; n];
+        for (t, tri) in triangles.iter().enumerate() {
+            for &v in tri {
+                if vowner[v as usize] == none {
+                    vowner[v as usize] = t as u32;
+                }
+            }
+        }
+        // Triangles around each vertex (CSR), to find the first triangle of each edge.
+        let mut start = vec![0u32; n + 1];
+        for &v in triangles.iter().flatten() {
+            start[v as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut around = vec![0u32; 3 * nt];
+        for (t, tri) in triangles.iter().enumerate() {
+            for &v in tri {
+                around[fill[v as usize] as usize] = t as u32;
+                fill[v as usize] += 1;
+            }
+        }
+        let eowner: Vec<u32> = edges
+            .iter()
+            .map(|&[a, b]| {
+                around[start[a as usize] as usize..start[a as usize + 1] as usize]
+                    .iter()
+                    .copied()
+                    .find(|&t| triangles[t as usize].contains(&b))
+                    .expect("every edge is an edge of a triangle")
+            })
+            .collect();
+        let csr = |owner: &[u32]| {
+            let mut start = vec![0u32; nt + 1];
+            for &t in owner.iter().filter(|&&t| t != none) {
+                start[t as usize + 1] += 1;
+            }
+            for t in 0..nt {
+                start[t + 1] += start[t];
+            }
+            let mut fill = start.clone();
+            let mut items = vec![0u32; start[nt] as usize];
+            for (i, &t) in owner.iter().enumerate().filter(|(_, &t)| t != none) {
+                items[fill[t as usize] as usize] = i as u32;
+                fill[t as usize] += 1;
+            }
+            (start, items)
+        };
+        let (vstart, verts) = csr(&vowner);
+        let (estart, edges) = csr(&eowner);
+        Self {
+            vstart,
+            verts,
+            estart,
+            edges,
+        }
+    }
+
+    fn verts_of(&self, t: u32) -> &[u32] {
+        &self.verts[self.vstart[t as usize] as usize..self.vstart[t as usize + 1] as usize]
+    }
+
+    /// Range of the edges of `t` in `self.edges` (and in the per-build edge bound arrays).
+    fn edge_range(&self, t: u32) -> std::ops::Range<usize> {
+        self.estart[t as usize] as usize..self.estart[t as usize + 1] as usize
+    }
+}
+
+/// Reusable broad-phase state: bounds, hash, candidate lists.
 #[derive(Debug, Default)]
 pub struct BroadPhase {
     /// Swept vertex boxes of the last build (m).
@@ -69,40 +173,83 @@ pub struct BroadPhase {
     pub vf: Vec<[u32; 2]>,
     /// Edge–edge candidates `[e, f]` with e < f, sorted.
     pub ee: Vec<[u32; 2]>,
-    /// Is the vertex part of a triangle (only those collide)?
-    in_mesh: Vec<bool>,
-    /// Vertex, then triangle, then edge boxes.
-    boxes: Vec<Aabb>,
-    /// Slabs of the same primitives.
-    slabs: Vec<Slabs>,
-    /// Mesh vertices of each of those primitives (`u32::MAX` = none).
-    verts: Vec<[u32; 3]>,
+    features: Features,
+    /// Triangle boxes (m) and slabs.
+    tbox: Vec<Aabb>,
+    tslab: Vec<Slabs>,
+    /// Edge boxes (m) and slabs, in the order of `features.edges`.
+    ebox: Vec<Aabb>,
+    eslab: Vec<Slabs>,
     hash: SpatialHash,
     extents: Vec<f32>,
-    bufs: Vec<PairBuffers>,
+    bufs: Vec<Task>,
     raw_vf: Vec<[u32; 2]>,
     raw_ee: Vec<[u32; 2]>,
     counts: Vec<u32>,
 }
 
-impl BroadPhase {
-    /// Broad phase for `n` vertices and these triangles.
-    pub fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
-        let mut in_mesh = vec![false; n];
-        for &i in triangles.iter().flatten() {
-            in_mesh[i as usize] = true;
+/// Read-only inputs of the per-pair expansion.
+struct Expand<'a> {
+    mesh: &'a Mesh<'a>,
+    features: &'a Features,
+    vbox: &'a [Aabb],
+    vslab: &'a [Slabs],
+    tbox: &'a [Aabb],
+    tslab: &'a [Slabs],
+    ebox: &'a [Aabb],
+    eslab: &'a [Slabs],
+}
+
+impl Expand<'_> {
+    /// Candidates from triangles `a` ≠ `b` whose boxes overlap: the vertices of each against the
+    /// other triangle, and the edges of one against those of the other. Every vertex–triangle
+    /// (edge–edge) pair whose boxes overlap comes from exactly one such triangle pair: that of the
+    /// vertex's triangle and the triangle (of the two edges' triangles), since a feature's box lies
+    /// in its triangle's box. (A triangle with itself would give only pairs sharing a vertex.)
+    #[inline]
+    fn pair(&self, a: u32, b: u32, buf: &mut Task) {
+        if !self.tslab[a as usize].overlaps(&self.tslab[b as usize]) {
+            return;
         }
-        let none = u32::MAX;
-        let verts = (0..n as u32)
-            .map(|i| [i, none, none])
-            .chain(triangles.iter().copied())
-            .chain(edges.iter().map(|e| [e[0], e[1], none]))
-            .collect();
+        for (p, t) in [(a, b), (b, a)] {
+            let (tb, ts) = (&self.tbox[t as usize], &self.tslab[t as usize]);
+            for &v in self.features.verts_of(p) {
+                if self.vbox[v as usize].overlaps(tb) & self.vslab[v as usize].overlaps(ts)
+                    && self.mesh.vertex_triangle_ok(v, t)
+                {
+                    buf.vf.push([v, t]);
+                }
+            }
+        }
+        let (ra, rb) = (self.features.edge_range(a), self.features.edge_range(b));
+        for i in ra {
+            let (bi, si) = (&self.ebox[i], &self.eslab[i]);
+            for j in rb.clone() {
+                if bi.overlaps(&self.ebox[j]) & si.overlaps(&self.eslab[j]) {
+                    let (e, f) = (self.features.edges[i], self.features.edges[j]);
+                    if self.mesh.edge_edge_ok(e, f) {
+                        buf.ee.push([e.min(f), e.max(f)]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl BroadPhase {
+    /// Broad phase for `n` vertices, these triangles and their edges.
+    ///
+    /// # Panics
+    /// If an edge is not an edge of any triangle.
+    pub fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
         Self {
             vbox: vec![Aabb::EMPTY; n],
             vslab: vec![Slabs::EMPTY; n],
-            in_mesh,
-            verts,
+            features: Features::new(n, triangles, edges),
+            tbox: vec![Aabb::EMPTY; triangles.len()],
+            tslab: vec![Slabs::EMPTY; triangles.len()],
+            ebox: vec![Aabb::EMPTY; edges.len()],
+            eslab: vec![Slabs::EMPTY; edges.len()],
             ..Self::default()
         }
     }
@@ -118,46 +265,48 @@ impl BroadPhase {
     /// vertex.
     pub fn build(&mut self, mesh: &Mesh, x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) {
         let n = x0.len();
-        let (nt, ne) = (mesh.triangles.len(), mesh.edges.len());
+        let ne = mesh.edges.len();
         self.vbox
             .par_iter_mut()
+            .zip(self.vslab.par_iter_mut())
             .enumerate()
-            .for_each(|(i, b)| *b = Aabb::swept(x0[i], x1[i], inflate[i]));
-        self.vslab
+            .for_each(|(i, (b, s))| {
+                *b = Aabb::swept(x0[i], x1[i], inflate[i]);
+                *s = Slabs::swept(x0[i], x1[i], inflate[i]);
+            });
+        let (vbox, vslab) = (&self.vbox, &self.vslab);
+        self.tbox
             .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, s)| *s = Slabs::swept(x0[i], x1[i], inflate[i]));
-        primitive_bounds(
-            &self.vslab,
-            mesh,
-            Slabs::EMPTY,
-            Slabs::union,
-            &mut self.slabs,
-        );
-        primitive_bounds(&self.vbox, mesh, Aabb::EMPTY, Aabb::union, &mut self.boxes);
-        let be = &self.boxes[n + nt..];
-        let cell = CELL_FACTOR * SpatialHash::cell_size_for(be, &mut self.extents);
-        self.hash.build(&self.boxes, &self.verts, cell);
+            .zip(self.tslab.par_iter_mut())
+            .zip(mesh.triangles.par_iter())
+            .for_each(|((b, s), t)| {
+                let [i, j, k] = t.map(|v| v as usize);
+                *b = vbox[i].union(vbox[j]).union(vbox[k]);
+                *s = vslab[i].union(vslab[j]).union(vslab[k]);
+            });
+        let fe = &self.features.edges;
+        self.ebox
+            .par_iter_mut()
+            .zip(self.eslab.par_iter_mut())
+            .zip(fe.par_iter())
+            .for_each(|((b, s), &e)| {
+                let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
+                *b = vbox[i].union(vbox[j]);
+                *s = vslab[i].union(vslab[j]);
+            });
+        let cell = CELL_FACTOR * SpatialHash::cell_size_for(&self.ebox, &mut self.extents);
+        self.hash.build(&self.tbox, cell);
 
-        let kinds = [n as u32, (n + nt) as u32];
-        let (hash, in_mesh, slabs) = (&self.hash, &self.in_mesh[..], &self.slabs[..]);
-        let slabs_overlap = |a: u32, b: u32| slabs[a as usize].overlaps(&slabs[b as usize]);
-        // Pair of hash primitives → candidate, if of matching kinds and allowed.
-        let emit = |a: u32, b: u32, buf: &mut PairBuffers| {
-            let (a, b) = (a.min(b), a.max(b));
-            if b < kinds[0] || (a >= kinds[0] && b < kinds[1]) || !slabs_overlap(a, b) {
-                return; // vertex–vertex or triangle–triangle, or apart along a diagonal
-            }
-            if a < kinds[0] {
-                if b < kinds[1] && mesh.vertex_triangle_ok(in_mesh, a, b - kinds[0]) {
-                    buf.0.push([a, b - kinds[0]]);
-                }
-            } else if a >= kinds[1] {
-                let (e, f) = (a - kinds[1], b - kinds[1]);
-                if mesh.edge_edge_ok(e, f) {
-                    buf.1.push([e, f]);
-                }
-            }
+        let hash = &self.hash;
+        let ex = Expand {
+            mesh,
+            features: &self.features,
+            vbox: &self.vbox,
+            vslab: &self.vslab,
+            tbox: &self.tbox,
+            tslab: &self.tslab,
+            ebox: &self.ebox,
+            eslab: &self.eslab,
         };
         self.raw_vf.clear();
         self.raw_ee.clear();
@@ -173,39 +322,22 @@ impl BroadPhase {
             self.bufs[..chunks]
                 .par_iter_mut()
                 .enumerate()
-                .for_each(|(c, buf)| {
-                    buf.0.clear();
-                    buf.1.clear();
+                .for_each(|(c, task)| {
+                    task.clear();
+                    let mut scratch = std::mem::take(&mut task.scratch);
                     for b in c * BUCKET_CHUNK..nb.min((c + 1) * BUCKET_CHUNK) {
-                        hash.join_bucket(
-                            level,
-                            b,
-                            kinds,
-                            |v, t| {
-                                if slabs_overlap(v, t)
-                                    && mesh.vertex_triangle_ok(in_mesh, v, t - kinds[0])
-                                {
-                                    buf.0.push([v, t - kinds[0]]);
-                                }
-                            },
-                            |e, f| {
-                                if slabs_overlap(e, f)
-                                    && mesh.edge_edge_ok(e - kinds[1], f - kinds[1])
-                                {
-                                    buf.1.push([e - kinds[1], f - kinds[1]]);
-                                }
-                            },
-                        );
+                        hash.join_bucket(level, b, &mut scratch, |a, b| ex.pair(a, b, task));
                     }
+                    task.scratch = scratch;
                 });
-            for (v, e) in &self.bufs[..chunks] {
-                self.raw_vf.extend_from_slice(v);
-                self.raw_ee.extend_from_slice(e);
+            for t in &self.bufs[..chunks] {
+                self.raw_vf.extend_from_slice(&t.vf);
+                self.raw_ee.extend_from_slice(&t.ee);
             }
         }
         if hash.has_coarse() {
-            // Across levels: the finer primitive queries the coarser levels and the oversize list.
-            let total = self.boxes.len();
+            // Across levels: the finer triangle queries the coarser levels and the oversize list.
+            let total = self.tbox.len();
             let chunks = total.div_ceil(PRIM_CHUNK);
             if self.bufs.len() < chunks {
                 self.bufs.resize_with(chunks, Default::default);
@@ -213,36 +345,33 @@ impl BroadPhase {
             self.bufs[..chunks]
                 .par_iter_mut()
                 .enumerate()
-                .for_each(|(c, buf)| {
-                    buf.0.clear();
-                    buf.1.clear();
+                .for_each(|(c, task)| {
+                    task.clear();
                     for a in c * PRIM_CHUNK..total.min((c + 1) * PRIM_CHUNK) {
                         let level = hash.level(a);
                         let a = a as u32;
                         if level < LEVELS {
-                            hash.query(hash.bounds(a), level + 1, 0, |b| emit(a, b, buf));
+                            hash.query(hash.bounds(a), level + 1, 0, |b| ex.pair(a, b, task));
                         }
                     }
                 });
-            for (v, e) in &self.bufs[..chunks] {
-                self.raw_vf.extend_from_slice(v);
-                self.raw_ee.extend_from_slice(e);
+            for t in &self.bufs[..chunks] {
+                self.raw_vf.extend_from_slice(&t.vf);
+                self.raw_ee.extend_from_slice(&t.ee);
             }
             // Oversize against oversize, box against box.
             let big = hash.oversize();
-            let mut buf = std::mem::take(&mut self.bufs[0]);
-            buf.0.clear();
-            buf.1.clear();
+            let task = &mut self.bufs[0];
+            task.clear();
             for (i, &a) in big.iter().enumerate() {
                 for &b in &big[i + 1..] {
                     if hash.bounds(a).overlaps(hash.bounds(b)) {
-                        emit(a, b, &mut buf);
+                        ex.pair(a, b, task);
                     }
                 }
             }
-            self.raw_vf.extend_from_slice(&buf.0);
-            self.raw_ee.extend_from_slice(&buf.1);
-            self.bufs[0] = buf;
+            self.raw_vf.extend_from_slice(&task.vf);
+            self.raw_ee.extend_from_slice(&task.ee);
         }
         sort_pairs(&self.raw_vf, n, &mut self.counts, &mut self.vf);
         sort_pairs(&self.raw_ee, ne, &mut self.counts, &mut self.ee);
@@ -278,36 +407,22 @@ fn sort_pairs(raw: &[[u32; 2]], keys: usize, counts: &mut Vec<u32>, out: &mut Ve
     }
 }
 
-/// Bounds of every hash primitive, in hash order (vertices, then triangles, then edges): a
-/// triangle's or edge's bound is the `union` of its vertices' `per_vertex` bounds.
-fn primitive_bounds<T: Copy + Send + Sync>(
-    per_vertex: &[T],
-    mesh: &Mesh,
-    empty: T,
-    union: impl Fn(T, T) -> T + Sync,
-    out: &mut Vec<T>,
-) {
-    let (n, nt, ne) = (per_vertex.len(), mesh.triangles.len(), mesh.edges.len());
-    out.resize(n + nt + ne, empty);
-    let (ov, rest) = out.split_at_mut(n);
-    let (ot, oe) = rest.split_at_mut(nt);
-    ov.copy_from_slice(per_vertex);
-    ot.par_iter_mut()
-        .zip(mesh.triangles.par_iter())
-        .for_each(|(b, t)| {
-            *b = union(
-                union(per_vertex[t[0] as usize], per_vertex[t[1] as usize]),
-                per_vertex[t[2] as usize],
-            )
-        });
-    oe.par_iter_mut()
-        .zip(mesh.edges.par_iter())
-        .for_each(|(b, e)| *b = union(per_vertex[e[0] as usize], per_vertex[e[1] as usize]));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_vertex_and_edge_belongs_to_one_of_its_triangles() {
+        // Two triangles sharing edge 1–2, vertex 4 in no triangle.
+        let tris = [[0, 1, 2], [2, 1, 3]];
+        let edges = [[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]];
+        let f = Features::new(5, &tris, &edges);
+        assert_eq!(f.verts_of(0), &[0, 1, 2]);
+        assert_eq!(f.verts_of(1), &[3]);
+        let edges_of = |t| f.edges[f.edge_range(t)].to_vec();
+        assert_eq!(edges_of(0), vec![0, 1, 2]);
+        assert_eq!(edges_of(1), vec![3, 4]);
+    }
 
     /// x0, x1, triangles, edges.
     type Soup = (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<[u32; 2]>);
@@ -389,7 +504,7 @@ mod tests {
             for t in 0..tris.len() as u32 {
                 if vb[p as usize].overlaps(&tb[t as usize])
                     && vs[p as usize].overlaps(&ts[t as usize])
-                    && mesh.vertex_triangle_ok(&bp.in_mesh, p, t)
+                    && mesh.vertex_triangle_ok(p, t)
                 {
                     vf.push([p, t]);
                 }

@@ -58,10 +58,11 @@ impl Slabs {
 
     #[inline]
     pub fn overlaps(&self, o: &Slabs) -> bool {
-        self.sum_lo.cmple(o.sum_hi).all()
-            && o.sum_lo.cmple(self.sum_hi).all()
-            && self.diff_lo.cmple(o.diff_hi).all()
-            && o.diff_lo.cmple(self.diff_hi).all()
+        (self.sum_lo.cmple(o.sum_hi)
+            & o.sum_lo.cmple(self.sum_hi)
+            & self.diff_lo.cmple(o.diff_hi)
+            & o.diff_lo.cmple(self.diff_hi))
+        .all()
     }
 
     /// Does a ball of radius `r` (m) around `p` lie inside the slabs?

@@ -20,6 +20,7 @@
 //! triangle–triangle intersection counter for tests and bake reports.
 
 mod broad_phase;
+mod bucket_lanes;
 pub mod ccd;
 mod contact;
 mod diagonal_slabs;

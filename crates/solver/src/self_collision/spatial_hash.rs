@@ -12,6 +12,7 @@
 //! box b only in the cell holding the min corner of q ∩ b, after a box–box test: every overlapping
 //! primitive is reported exactly once, in an order fixed by the input (not by the thread count).
 
+use super::bucket_lanes::BucketLanes;
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -50,7 +51,7 @@ impl Aabb {
 
     #[inline]
     pub fn overlaps(&self, o: &Aabb) -> bool {
-        self.min.cmple(o.max).all() && o.min.cmple(self.max).all()
+        (self.min.cmple(o.max) & o.min.cmple(self.max)).all()
     }
 
     /// Is `p` inside the box shrunk by `r` on every side?
@@ -61,36 +62,6 @@ impl Aabb {
     fn extent(&self) -> f32 {
         (self.max - self.min).max_element()
     }
-}
-
-/// One (cell, primitive) entry; box, first cell and vertices are stored inline so that a bucket
-/// join reads contiguous memory only.
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    min: Vec3,
-    max: Vec3,
-    /// Cell of `min` at the entry's level (the cell of the min corner of an overlap of two boxes
-    /// is the componentwise max of theirs, by monotonicity of the floor).
-    lo: [i32; 3],
-    prim: u32,
-    /// Mesh vertices of the primitive (`u32::MAX` = none): pairs sharing one are never reported.
-    verts: [u32; 3],
-}
-
-const NO_ENTRY: Entry = Entry {
-    min: Vec3::ZERO,
-    max: Vec3::ZERO,
-    lo: [0; 3],
-    prim: 0,
-    verts: [0; 3],
-};
-
-/// Do two entries share a mesh vertex?
-#[inline]
-fn share_vertex(p: &Entry, q: &Entry) -> bool {
-    p.verts
-        .iter()
-        .any(|&v| v != u32::MAX && q.verts.contains(&v))
 }
 
 /// Componentwise max of two cells.
@@ -152,7 +123,24 @@ struct Grid {
     /// 64 − log2(table size).
     shift: u32,
     starts: Vec<u32>,
+    /// Every (cell, primitive) entry, bucket after bucket.
     entries: Vec<Entry>,
+}
+
+/// One (cell, primitive) entry: 8 bytes, so the scatter stays in cache; boxes and first cells are
+/// looked up per primitive.
+#[derive(Clone, Copy, Debug, Default)]
+struct Entry {
+    prim: u32,
+    /// Cell minus the primitive's first cell, packed as x | y << 8 | z << 16 (each < 64, see
+    /// [`MAX_CELLS`]).
+    offset: u32,
+}
+
+/// Reusable scratch of [`SpatialHash::join_bucket`]: one bucket's primitives.
+#[derive(Debug, Default)]
+pub struct JoinScratch {
+    lanes: BucketLanes,
 }
 
 /// Reusable hierarchical spatial hash over a set of primitive boxes.
@@ -164,7 +152,9 @@ pub struct SpatialHash {
     boxes: Vec<Aabb>,
     /// Level of every primitive ([`LEVELS`] = oversize).
     level: Vec<u8>,
-    /// First and last cell of every primitive at its level.
+    /// First and last cell of every primitive at its level (the cell of the min corner of an
+    /// overlap of two boxes is the componentwise max of their first cells, by monotonicity of the
+    /// floor).
     ranges: Vec<([i32; 3], [i32; 3])>,
     /// Primitives too big for every level, in index order.
     oversize: Vec<u32>,
@@ -206,10 +196,9 @@ impl SpatialHash {
         median.max(1e-6)
     }
 
-    /// Rebuilds the hash over `boxes` with finest cell size `cell` (m); `verts[i]`: mesh vertices
-    /// of primitive i (`u32::MAX` = none). O(n) counting sort, no allocation once the buffers have
-    /// grown.
-    pub fn build(&mut self, boxes: &[Aabb], verts: &[[u32; 3]], cell: f32) {
+    /// Rebuilds the hash over `boxes` with finest cell size `cell` (m). O(n) counting sort, no
+    /// allocation once the buffers have grown.
+    pub fn build(&mut self, boxes: &[Aabb], cell: f32) {
         self.inv_cell = 1.0 / cell;
         let inv0 = self.inv_cell;
         self.grids.resize_with(LEVELS, Grid::default);
@@ -250,7 +239,7 @@ impl SpatialHash {
             g.starts.clear();
             g.starts.resize(table + 1, 0);
             // Every slot is overwritten by the scatter below; only new slots need a value.
-            g.entries.resize(t as usize, NO_ENTRY);
+            g.entries.resize(t as usize, Entry::default());
         }
         let level = &self.level;
         let stored = |i: usize| -> Option<usize> {
@@ -270,19 +259,16 @@ impl SpatialHash {
         }
         // Stable scatter: bucket contents stay in primitive order. `starts[k]` advances to the end
         // of bucket k, which is the start of bucket k + 1; shifted back afterwards.
-        for (i, (b, &(lo, hi))) in boxes.iter().zip(&self.ranges).enumerate() {
+        for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
             if let Some(l) = stored(i) {
                 let g = &mut self.grids[l];
-                let e = Entry {
-                    min: b.min,
-                    max: b.max,
-                    lo,
-                    prim: i as u32,
-                    verts: verts[i],
-                };
-                for_cells(lo, hi, g.shift, |_, k| {
+                for_cells(lo, hi, g.shift, |c, k| {
                     let slot = g.starts[k];
-                    g.entries[slot as usize] = e;
+                    let d = [0, 1, 2].map(|a| (c[a] - lo[a]) as u32);
+                    g.entries[slot as usize] = Entry {
+                        prim: i as u32,
+                        offset: d[0] | d[1] << 8 | d[2] << 16,
+                    };
                     g.starts[k] = slot + 1;
                 });
             }
@@ -323,57 +309,59 @@ impl SpatialHash {
         &self.boxes[i as usize]
     }
 
-    /// Pairs within bucket `b` of `level`, for primitives of three kinds numbered contiguously:
-    /// vertices `< kinds[0]`, triangles `kinds[0]..kinds[1]`, edges `≥ kinds[1]`. Calls `vt(v, t)`
-    /// for every vertex–triangle and `ee(e, f)` (e < f) for every edge–edge pair of the level whose
-    /// boxes overlap and that share no vertex, from the one bucket that holds the cell of the min
-    /// corner of the overlap, so each pair comes out once over all buckets. Buckets are read front
-    /// to back (contiguous).
+    /// Calls `f(p, q)` (p < q) for every pair of primitives of `level` whose boxes overlap, from
+    /// the one bucket `b` that holds the cell of the min corner of the overlap, so each pair comes
+    /// out once over all buckets. The bucket's boxes are gathered into `scratch` and tested four at
+    /// a time ([`BucketLanes`]).
     pub fn join_bucket(
         &self,
         level: usize,
         b: usize,
-        kinds: [u32; 2],
-        mut vt: impl FnMut(u32, u32),
-        mut ee: impl FnMut(u32, u32),
+        scratch: &mut JoinScratch,
+        mut f: impl FnMut(u32, u32),
     ) {
         let g = &self.grids[level];
         let list = &g.entries[g.starts[b] as usize..g.starts[b + 1] as usize];
         if list.len() < 2 {
             return;
         }
-        let t0 = list.partition_point(|e| e.prim < kinds[0]);
-        let e0 = list.partition_point(|e| e.prim < kinds[1]);
-        let (vs, ts, es) = (&list[..t0], &list[t0..e0], &list[e0..]);
-        let hit = |p: &Entry, q: &Entry| {
-            p.min.cmple(q.max).all()
-                && q.min.cmple(p.max).all()
-                && !share_vertex(p, q)
-                && bucket(max_cell(p.lo, q.lo), g.shift) == b
-        };
+        let lanes = &mut scratch.lanes;
+        lanes.reset(list.len());
         // A bucket lists each primitive's entries together (one per cell of that primitive hashing
-        // here); only the first of them takes part.
-        let first = |list: &[Entry], i: usize| i == 0 || list[i - 1].prim != list[i].prim;
-        if !ts.is_empty() {
-            for i in 0..vs.len() {
-                if !first(vs, i) {
-                    continue;
-                }
-                for j in 0..ts.len() {
-                    if first(ts, j) && hit(&vs[i], &ts[j]) {
-                        vt(vs[i].prim, ts[j].prim);
-                    }
-                }
+        // here); only the first of them takes part. The bucket is "pure" if it holds one cell.
+        let cell = |e: &Entry| {
+            let lo = self.ranges[e.prim as usize].0;
+            [0, 1, 2].map(|a| lo[a] + ((e.offset >> (8 * a)) & 0xff) as i32)
+        };
+        let c0 = cell(&list[0]);
+        let mut pure = true;
+        let mut last = u32::MAX;
+        for e in list {
+            pure &= cell(e) == c0;
+            let p = e.prim;
+            if p != last {
+                let first = [0, 1, 2].map(|a| (e.offset >> (8 * a)) & 0xff == 0);
+                lanes.push(p, &self.boxes[p as usize], first);
+                last = p;
             }
         }
-        for i in 0..es.len() {
-            if !first(es, i) {
-                continue;
+        if pure {
+            for i in 0..lanes.len() {
+                let p = lanes.prim(i);
+                lanes.for_matches(&lanes.probe(i), i + 1, |j| f(p, lanes.prim(j)));
             }
-            for j in i + 1..es.len() {
-                if first(es, j) && hit(&es[i], &es[j]) {
-                    ee(es[i].prim, es[j].prim);
-                }
+        } else {
+            // Several cells share the bucket: the min-corner rule by hand.
+            lanes.set_all_first();
+            for i in 0..lanes.len() {
+                let p = lanes.prim(i);
+                let lp = self.ranges[p as usize].0;
+                lanes.for_matches(&lanes.probe(i), i + 1, |j| {
+                    let q = lanes.prim(j);
+                    if bucket(max_cell(lp, self.ranges[q as usize].0), g.shift) == b {
+                        f(p, q);
+                    }
+                });
             }
         }
     }
@@ -402,17 +390,17 @@ impl SpatialHash {
                 // hashing here); only the first of them is looked at.
                 let bucket = &g.entries[g.starts[b] as usize..g.starts[b + 1] as usize];
                 let mut last = u32::MAX;
-                for e in bucket {
-                    let repeat = e.prim == last;
-                    last = e.prim;
+                for &Entry { prim: p, .. } in bucket {
+                    let repeat = p == last;
+                    last = p;
                     if repeat
-                        || e.prim < first
-                        || !(q.min.cmple(e.max).all() && e.min.cmple(q.max).all())
-                        || max_cell(lo, e.lo) != c
+                        || p < first
+                        || !q.overlaps(&self.boxes[p as usize])
+                        || max_cell(lo, self.ranges[p as usize].0) != c
                     {
                         continue;
                     }
-                    f(e.prim);
+                    f(p);
                 }
             });
         }
@@ -471,11 +459,7 @@ mod tests {
     fn queries_find_every_overlap_once() {
         let b = boxes();
         let mut h = SpatialHash::default();
-        h.build(
-            &b,
-            &vec![[u32::MAX; 3]; b.len()],
-            SpatialHash::cell_size_for(&b, &mut Vec::new()),
-        );
+        h.build(&b, SpatialHash::cell_size_for(&b, &mut Vec::new()));
         assert!(h.has_coarse());
         assert_eq!(h.level(600), LEVELS, "huge box is oversize");
         for (i, q) in b.iter().enumerate() {
@@ -490,11 +474,7 @@ mod tests {
     fn level_split_self_join_finds_every_pair_once() {
         let b = boxes();
         let mut h = SpatialHash::default();
-        h.build(
-            &b,
-            &vec![[u32::MAX; 3]; b.len()],
-            SpatialHash::cell_size_for(&b, &mut Vec::new()),
-        );
+        h.build(&b, SpatialHash::cell_size_for(&b, &mut Vec::new()));
         let mut got = Vec::new();
         for (i, q) in b.iter().enumerate() {
             h.query(q, h.level(i), i as u32 + 1, |p| {
@@ -510,6 +490,50 @@ mod tests {
                 }
             }
         }
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn bucket_joins_and_coarser_queries_find_every_pair_once() {
+        let b = boxes();
+        let mut h = SpatialHash::default();
+        // A fine grid, so that boxes span several cells and buckets are shared by several cells.
+        h.build(&b, 0.5 * SpatialHash::cell_size_for(&b, &mut Vec::new()));
+        let mut got = Vec::new();
+        let mut scratch = JoinScratch::default();
+        for level in 0..LEVELS {
+            for k in 0..h.bucket_count(level) {
+                h.join_bucket(level, k, &mut scratch, |p, q| {
+                    assert!(p < q);
+                    got.push([p, q]);
+                });
+            }
+        }
+        for (i, q) in b.iter().enumerate() {
+            if h.level(i) < LEVELS {
+                h.query(q, h.level(i) + 1, 0, |p| {
+                    got.push([(i as u32).min(p), (i as u32).max(p)]);
+                });
+            }
+        }
+        let big = h.oversize();
+        for (k, &p) in big.iter().enumerate() {
+            for &q in &big[k + 1..] {
+                if b[p as usize].overlaps(&b[q as usize]) {
+                    got.push([p, q]);
+                }
+            }
+        }
+        got.sort_unstable();
+        let mut want = Vec::new();
+        for i in 0..b.len() as u32 {
+            for j in i + 1..b.len() as u32 {
+                if b[i as usize].overlaps(&b[j as usize]) {
+                    want.push([i, j]);
+                }
+            }
+        }
+        assert!(want.len() > 1000);
         assert_eq!(got, want);
     }
 }
