@@ -71,7 +71,8 @@ pub struct Assembly {
     /// Diagonal blocks from triangle blocks and from hinge vectors (source 4·hinge + a).
     diag: Gather,
     diag_hinge: Gather,
-    /// Off-diagonal slots from triangle blocks and from hinge vector pairs (16·hinge + 4·a + b).
+    /// Upper off-diagonal slots (half storage, [`BlockMatrix`]) from triangle blocks and from
+    /// hinge vector pairs (16·hinge + 4·a + b).
     off: Gather,
     off_hinge: Gather,
     rows: Gather,
@@ -217,14 +218,13 @@ impl Assembly {
                     let q = hq[s as usize];
                     a += outer_a(q, q);
                 }
-                let mut a = Mat3::from(a);
                 let mut f = h * m * inp.gravity + cons.rhs[i];
                 for &s in rows_g.sources(i) {
                     f += gs[s as usize];
                 }
                 if inp.air_damping > 0.0 {
                     let hca = h * inp.air_damping * model.area[i];
-                    a += Mat3::from_diagonal(Vec3::splat(hca));
+                    a += Mat3A::from_diagonal(Vec3::splat(hca));
                     f -= hca * (v0[i] - v_air);
                 }
                 *d = a;

@@ -1,21 +1,30 @@
-//! Symmetric 3×3 block sparse matrix: diagonal blocks stored separately, off-diagonal blocks in block
-//! CSR with both (i, j) and (j, i) present, so that a row-parallel product is deterministic. The
-//! pattern is built once per topology; values are refilled every substep.
+//! Symmetric 3×3 block sparse matrix in half storage: diagonal blocks separately, and each
+//! off-diagonal coupling once, as the upper block (i, j), i < j, in block CSR by row. The lower block
+//! (j, i) is its transpose, reached through a transposed index (row j's slots of (i, j), i < j), so a
+//! row-parallel gather stays deterministic and a serial product needs one pass over the upper blocks
+//! (half the memory traffic of full storage, which the CG repeats every iteration). The pattern is
+//! built once per topology; values are refilled every substep.
 
-use glam::{Mat3, Mat3A, Vec3, Vec3A};
+use glam::{Mat3A, Vec3, Vec3A};
 
-/// Off-diagonal sparsity: row `i` owns slots `row_ptr[i]..row_ptr[i + 1]`, columns sorted.
+/// Off-diagonal sparsity in half storage.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BlockPattern {
+    /// Upper blocks (i, j), j > i, of row i: slots `row_ptr[i]..row_ptr[i + 1]`, columns ascending.
     pub row_ptr: Vec<u32>,
     pub col: Vec<u32>,
     /// Per slot: the coupling is weak (e.g. bending-only, between the opposite vertices of a
     /// hinge); preconditioners may drop it.
     pub weak: Vec<bool>,
+    /// Lower blocks (i, j), j < i, of row i: `lower_ptr[i]..lower_ptr[i + 1]`, columns `lower_col`
+    /// ascending; each is the transpose of upper slot `lower_slot`.
+    pub lower_ptr: Vec<u32>,
+    pub lower_col: Vec<u32>,
+    pub lower_slot: Vec<u32>,
 }
 
 impl BlockPattern {
-    /// Pattern of an `n`-vertex system coupling every pair in `pairs` (both orders; duplicates and
+    /// Pattern of an `n`-vertex system coupling every pair in `pairs` (either order; duplicates and
     /// `i == j` pairs are ignored).
     pub fn from_pairs(n: usize, pairs: &[[u32; 2]]) -> Self {
         Self::with_weak_pairs(n, pairs, &[])
@@ -27,25 +36,43 @@ impl BlockPattern {
         let tagged = |list: &[[u32; 2]], weak: bool| -> Vec<(u32, u32, bool)> {
             list.iter()
                 .filter(|p| p[0] != p[1])
-                .flat_map(|p| [(p[0], p[1], weak), (p[1], p[0], weak)])
+                .map(|p| (p[0].min(p[1]), p[0].max(p[1]), weak))
                 .collect()
         };
-        let mut both = tagged(pairs, false);
-        both.extend(tagged(weak_pairs, true));
+        let mut upper = tagged(pairs, false);
+        upper.extend(tagged(weak_pairs, true));
         // Sorting puts a strong entry (false) before a weak duplicate; dedup keeps the first.
-        both.sort_unstable();
-        both.dedup_by_key(|e| (e.0, e.1));
-        let mut row_ptr = vec![0u32; n + 1];
-        for &(i, _, _) in &both {
-            row_ptr[i as usize + 1] += 1;
-        }
-        for i in 0..n {
-            row_ptr[i + 1] += row_ptr[i];
+        upper.sort_unstable();
+        upper.dedup_by_key(|e| (e.0, e.1));
+        let count = |key: &dyn Fn(&(u32, u32, bool)) -> u32| {
+            let mut ptr = vec![0u32; n + 1];
+            for e in &upper {
+                ptr[key(e) as usize + 1] += 1;
+            }
+            for i in 0..n {
+                ptr[i + 1] += ptr[i];
+            }
+            ptr
+        };
+        let row_ptr = count(&|e| e.0);
+        // Transposed index: upper slots are in (i, j) order, so filling by column j visits each
+        // row j's lower entries with ascending i.
+        let lower_ptr = count(&|e| e.1);
+        let mut fill = lower_ptr.clone();
+        let (mut lower_col, mut lower_slot) = (vec![0u32; upper.len()], vec![0u32; upper.len()]);
+        for (s, &(i, j, _)) in upper.iter().enumerate() {
+            let at = fill[j as usize] as usize;
+            lower_col[at] = i;
+            lower_slot[at] = s as u32;
+            fill[j as usize] += 1;
         }
         BlockPattern {
             row_ptr,
-            col: both.iter().map(|e| e.1).collect(),
-            weak: both.iter().map(|e| e.2).collect(),
+            col: upper.iter().map(|e| e.1).collect(),
+            weak: upper.iter().map(|e| e.2).collect(),
+            lower_ptr,
+            lower_col,
+            lower_slot,
         }
     }
 
@@ -53,8 +80,11 @@ impl BlockPattern {
         self.row_ptr.len() - 1
     }
 
-    /// Slot of block (i, j), i ≠ j, if it is in the pattern.
+    /// Slot of the upper block (i, j), i < j, if it is in the pattern (None for i >= j).
     pub fn slot(&self, i: u32, j: u32) -> Option<usize> {
+        if i >= j {
+            return None;
+        }
         let (a, b) = (
             self.row_ptr[i as usize] as usize,
             self.row_ptr[i as usize + 1] as usize,
@@ -63,12 +93,19 @@ impl BlockPattern {
     }
 }
 
-/// Values on a [`BlockPattern`]. Off-diagonal blocks are SIMD-aligned (`Mat3A`) for the product.
+/// Values on a [`BlockPattern`]. Blocks are SIMD-aligned (`Mat3A`) for the product.
 #[derive(Debug, Clone, Default)]
 pub struct BlockMatrix {
     pub pattern: BlockPattern,
-    pub diag: Vec<Mat3>,
+    pub diag: Vec<Mat3A>,
+    /// Upper blocks (i, j), i < j, by slot.
     pub off: Vec<Mat3A>,
+}
+
+/// Mᵀ·v.
+#[inline(always)]
+pub fn transpose_mul(m: &Mat3A, v: Vec3A) -> Vec3A {
+    Vec3A::new(m.x_axis.dot(v), m.y_axis.dot(v), m.z_axis.dot(v))
 }
 
 impl BlockMatrix {
@@ -76,19 +113,24 @@ impl BlockMatrix {
         let (n, nnz) = (pattern.rows(), pattern.col.len());
         BlockMatrix {
             pattern,
-            diag: vec![Mat3::ZERO; n],
+            diag: vec![Mat3A::ZERO; n],
             off: vec![Mat3A::ZERO; nnz],
         }
     }
 
-    /// (A·x)ᵢ for SIMD-aligned vectors (the MPCG's internal storage).
+    /// (A·x)ᵢ for SIMD-aligned vectors, gathered from row i's diagonal, upper and (transposed)
+    /// lower blocks in that order.
     #[inline]
     pub fn row_mul_a(&self, i: usize, x: &[Vec3A]) -> Vec3A {
         let p = &self.pattern;
         let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
-        let mut acc = Mat3A::from(self.diag[i]) * x[i];
+        let mut acc = self.diag[i] * x[i];
         for (m, &j) in self.off[a..b].iter().zip(&p.col[a..b]) {
             acc += *m * x[j as usize];
+        }
+        let (a, b) = (p.lower_ptr[i] as usize, p.lower_ptr[i + 1] as usize);
+        for (&s, &j) in p.lower_slot[a..b].iter().zip(&p.lower_col[a..b]) {
+            acc += transpose_mul(&self.off[s as usize], x[j as usize]);
         }
         acc
     }
@@ -98,11 +140,43 @@ impl BlockMatrix {
     pub fn row_mul(&self, i: usize, x: &[Vec3]) -> Vec3 {
         let p = &self.pattern;
         let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
-        let mut acc = Vec3A::from(self.diag[i] * x[i]);
+        let mut acc = self.diag[i] * Vec3A::from(x[i]);
         for s in a..b {
             acc += self.off[s] * Vec3A::from(x[p.col[s] as usize]);
         }
+        let (a, b) = (p.lower_ptr[i] as usize, p.lower_ptr[i + 1] as usize);
+        for k in a..b {
+            let s = p.lower_slot[k] as usize;
+            acc += transpose_mul(&self.off[s], Vec3A::from(x[p.lower_col[k] as usize]));
+        }
         acc.into()
+    }
+
+    /// y = A·x in one serial pass over the upper blocks: row i adds its diagonal and upper
+    /// products to yᵢ and scatters the transposed products to the later rows yⱼ, so yᵢ is complete
+    /// after row i; `finish(i, &mut yᵢ)` is then called, in row order. `y` is overwritten.
+    #[inline]
+    pub fn mul_serial(
+        &self,
+        x: &[Vec3A],
+        y: &mut [Vec3A],
+        mut finish: impl FnMut(usize, &mut Vec3A),
+    ) {
+        let p = &self.pattern;
+        y.fill(Vec3A::ZERO);
+        for i in 0..x.len() {
+            let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
+            let xi = x[i];
+            let mut acc = self.diag[i] * xi;
+            for (m, &j) in self.off[a..b].iter().zip(&p.col[a..b]) {
+                let j = j as usize;
+                acc += *m * x[j];
+                y[j] += transpose_mul(m, xi);
+            }
+            let yi = &mut y[i];
+            *yi += acc;
+            finish(i, yi);
+        }
     }
 }
 
@@ -111,15 +185,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pattern_is_symmetric_and_sorted() {
+    fn pattern_is_upper_with_a_transposed_index() {
         let p = BlockPattern::from_pairs(4, &[[2, 0], [0, 1], [1, 0], [3, 3], [1, 2]]);
-        assert_eq!(p.row_ptr, vec![0, 2, 4, 6, 6]);
-        assert_eq!(p.col, vec![1, 2, 0, 2, 0, 1]);
-        assert_eq!(p.slot(2, 1), Some(5));
-        assert_eq!(p.slot(3, 0), None);
+        assert_eq!(p.row_ptr, vec![0, 2, 3, 3, 3]);
+        assert_eq!(p.col, vec![1, 2, 2]);
+        assert_eq!(p.slot(1, 2), Some(2));
+        assert_eq!(p.slot(2, 1), None);
+        assert_eq!(p.slot(0, 3), None);
+        assert_eq!(p.lower_ptr, vec![0, 0, 1, 3, 3]);
+        assert_eq!(p.lower_col, vec![0, 0, 1]);
+        assert_eq!(p.lower_slot, vec![0, 1, 2]);
         assert!(p.weak.iter().all(|w| !w));
         let q = BlockPattern::with_weak_pairs(3, &[[0, 1]], &[[1, 0], [1, 2]]);
-        assert_eq!(q.col, vec![1, 0, 2, 1]);
-        assert_eq!(q.weak, vec![false, false, true, true]);
+        assert_eq!(q.col, vec![1, 2]);
+        assert_eq!(q.weak, vec![false, true]);
+    }
+
+    /// The serial one-pass product and the row gather agree with the dense product.
+    #[test]
+    fn products_match_the_dense_matrix() {
+        let n = 7;
+        let pairs: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 3 + 2) % n as u32]])
+            .collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        let val = |k: usize| ((k * 37 % 11) as f32 - 5.0) * 0.25;
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            *d = Mat3A::from_cols_array(&std::array::from_fn(|k| val(9 * i + k)));
+        }
+        for (s, m) in a.off.iter_mut().enumerate() {
+            *m = Mat3A::from_cols_array(&std::array::from_fn(|k| val(100 + 9 * s + k)));
+        }
+        let dense = |i: usize, j: usize| -> Mat3A {
+            if i == j {
+                a.diag[i]
+            } else if let Some(s) = a.pattern.slot(i as u32, j as u32) {
+                a.off[s]
+            } else if let Some(s) = a.pattern.slot(j as u32, i as u32) {
+                a.off[s].transpose()
+            } else {
+                Mat3A::ZERO
+            }
+        };
+        let x: Vec<Vec3A> = (0..n)
+            .map(|i| Vec3A::new(i as f32, 1.0 - i as f32 * 0.5, 0.25))
+            .collect();
+        let mut y = vec![Vec3A::splat(9.0); n];
+        let mut order = Vec::new();
+        a.mul_serial(&x, &mut y, |i, _| order.push(i));
+        assert_eq!(order, (0..n).collect::<Vec<_>>());
+        let xs: Vec<Vec3> = x.iter().map(|&v| v.into()).collect();
+        for (i, yi) in y.iter().enumerate() {
+            let want: Vec3A = (0..n).map(|j| dense(i, j) * x[j]).sum();
+            assert!((a.row_mul_a(i, &x) - want).length() < 1e-4);
+            assert!((*yi - want).length() < 1e-4);
+            assert!((Vec3A::from(a.row_mul(i, &xs)) - want).length() < 1e-4);
+        }
     }
 }

@@ -35,22 +35,28 @@ const PIVOT_FLOOR: f32 = 1e-3;
 
 /// Pattern-derived data (built once per sparsity pattern) and the factor's values, in the factor's
 /// own compact row storage (only strong couplings inside a partition).
+///
+/// The sweeps use the equivalent unit-triangular form M = L·D·Lᵀ, L = I + W·D⁻¹: forward
+/// L·y = r needs one block product per coupling on the row-to-row dependency chain (the
+/// triangular sweeps are latency-bound, not bandwidth-bound), backward Lᵀ·h = D⁻¹·y likewise with a
+/// row-ordered copy of Lᵀ.
 #[derive(Debug, Default, Clone)]
 pub struct IncompleteCholesky {
     /// Strictly lower entries (i, j), j < i, by row: `lower_ptr[i]..lower_ptr[i + 1]`, columns
-    /// ascending; `lower_slot` the matching slot of A.
+    /// ascending; A_ij is the transpose of A's upper slot `lower_slot`.
     lower_ptr: Vec<u32>,
     lower_col: Vec<u32>,
     lower_slot: Vec<u32>,
-    /// Strictly upper entries (i, j), j > i, by row; `upper_of` the lower entry (j, i) they mirror.
+    /// Strictly upper entries (i, j), j > i, by row, columns descending (so the sweep's latest
+    /// row comes last); `upper_of` the lower entry (j, i) they mirror.
     upper_ptr: Vec<u32>,
     upper_col: Vec<u32>,
     upper_of: Vec<u32>,
     /// Per lower entry (i, j): the lower-entry pairs ((i, k), (j, k)) with k < j in both rows.
     update_ptr: Vec<u32>,
     update: Vec<[u32; 2]>,
-    /// Per partition: W on its lower entries, W_jiᵀ on its upper entries (i, j), W_ij·D_j⁻¹ (scratch);
-    /// separate per partition so partitions factor in parallel without splitting per call.
+    /// Per partition: W and L = W·D⁻¹ on its lower entries, Lᵀ on its upper entries; separate
+    /// per partition so partitions factor in parallel without splitting per call.
     values: Vec<PartitionValues>,
     d_inv: Vec<Mat3A>,
     /// Pattern size the symbolic data was built for (rows, blocks).
@@ -60,9 +66,9 @@ pub struct IncompleteCholesky {
 /// One partition's factor values, indexed by entry − the partition's first entry.
 #[derive(Debug, Default, Clone)]
 struct PartitionValues {
-    w_lower: Vec<Mat3A>,
-    w_upper: Vec<Mat3A>,
-    wd: Vec<Mat3A>,
+    w: Vec<Mat3A>,
+    l: Vec<Mat3A>,
+    l_upper: Vec<Mat3A>,
 }
 
 /// The filtered block S_i·A_ij·S_j.
@@ -112,7 +118,7 @@ impl IncompleteCholesky {
         Self::default()
     }
 
-    /// Builds the compact lower/upper structure and the update lists for `a`'s pattern: strong
+    /// Builds the compact lower structure and the update lists for `a`'s pattern: strong
     /// couplings ([`super::BlockPattern::weak`] unset) between rows of the same partition.
     fn symbolic(&mut self, a: &BlockMatrix) {
         let p = &a.pattern;
@@ -123,28 +129,26 @@ impl IncompleteCholesky {
         }
         let mut lower_ptr = vec![0u32];
         let (mut lower_col, mut lower_slot) = (Vec::new(), Vec::new());
-        let mut upper_count = vec![0u32; n + 1];
         for i in 0..n {
             let part = partition(i / PARTITION, n);
-            for s in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
-                let j = p.col[s] as usize;
-                if p.weak.get(s).copied().unwrap_or(false) || j < part.start || j >= part.end {
-                    continue;
-                }
-                if j < i {
+            for k in p.lower_ptr[i] as usize..p.lower_ptr[i + 1] as usize {
+                let (j, s) = (p.lower_col[k] as usize, p.lower_slot[k] as usize);
+                if !p.weak[s] && j >= part.start {
                     lower_col.push(j as u32);
                     lower_slot.push(s as u32);
-                } else {
-                    upper_count[i + 1] += 1;
                 }
             }
             lower_ptr.push(lower_col.len() as u32);
         }
-        // Upper entries of row j mirror lower entries (i, j), i > j: transposed counting sort.
-        for j in 0..n {
-            upper_count[j + 1] += upper_count[j];
+        // Upper entries of row j mirror lower entries (i, j), i > j: transposed counting sort,
+        // then each row reversed (descending columns).
+        let mut upper_ptr = vec![0u32; n + 1];
+        for &j in &lower_col {
+            upper_ptr[j as usize + 1] += 1;
         }
-        let upper_ptr = upper_count;
+        for j in 0..n {
+            upper_ptr[j + 1] += upper_ptr[j];
+        }
         let mut fill = upper_ptr.clone();
         let mut upper_col = vec![0u32; lower_col.len()];
         let mut upper_of = vec![0u32; lower_col.len()];
@@ -157,6 +161,11 @@ impl IncompleteCholesky {
                 upper_of[at] = e as u32;
                 fill[j] += 1;
             }
+        }
+        for j in 0..n {
+            let row = upper_ptr[j] as usize..upper_ptr[j + 1] as usize;
+            upper_col[row.clone()].reverse();
+            upper_of[row].reverse();
         }
         // Updates: merge row i's and row j's lower columns k < j.
         let mut update_ptr = vec![0u32];
@@ -187,9 +196,9 @@ impl IncompleteCholesky {
                 let rows = partition(k, n);
                 let m = (lower_ptr[rows.end] - lower_ptr[rows.start]) as usize;
                 PartitionValues {
-                    w_lower: vec![Mat3A::ZERO; m],
-                    w_upper: vec![Mat3A::ZERO; m],
-                    wd: vec![Mat3A::ZERO; m],
+                    w: vec![Mat3A::ZERO; m],
+                    l: vec![Mat3A::ZERO; m],
+                    l_upper: vec![Mat3A::ZERO; m],
                 }
             })
             .collect();
@@ -242,31 +251,65 @@ impl IncompleteCholesky {
         }
     }
 
-    /// h = M⁻¹·r on the rows of partition `k` (`r`, `h`: that partition's slices).
-    pub fn solve_partition(&self, k: usize, r: &[Vec3A], h: &mut [Vec3A]) {
+    /// Forward sweep on the rows of partition `k`: L·y = r with rᵢ = `rhs(i − first row)`
+    /// (called once per row, in row order, so the caller can compute r on the fly). Writes y (the
+    /// partition's slice) and, per [`CHUNK`] of rows, Σ yᵢᵀ·D_i⁻¹·yᵢ into `dots`: their total is
+    /// rᵀ·M⁻¹·r, the MPCG's δ, without the backward sweep.
+    #[inline]
+    pub fn forward_partition(
+        &self,
+        k: usize,
+        mut rhs: impl FnMut(usize) -> Vec3A,
+        y: &mut [Vec3A],
+        dots: &mut [f64],
+    ) {
         let base = k * PARTITION;
-        let rows = base..base + r.len();
-        let values = &self.values[k];
-        let (lower0, upper0) = (self.lower_ptr[base] as usize, self.upper_ptr[base] as usize);
-        // Forward: (D + W)·u = r, u in h.
-        for i in rows.clone() {
-            let mut acc = r[i - base];
-            let (e0, e1) = (self.lower_ptr[i] as usize, self.lower_ptr[i + 1] as usize);
-            let w = &values.w_lower[e0 - lower0..e1 - lower0];
-            for (w, &j) in w.iter().zip(&self.lower_col[e0..e1]) {
-                acc -= *w * h[j as usize - base];
+        let l_val = &self.values[k].l;
+        let e_base = self.lower_ptr[base] as usize;
+        for (c, dot) in dots.iter_mut().enumerate() {
+            let mut sum = 0.0f64;
+            for l in c * CHUNK..y.len().min((c + 1) * CHUNK) {
+                let i = base + l;
+                let mut acc = rhs(l);
+                let (e0, e1) = (self.lower_ptr[i] as usize, self.lower_ptr[i + 1] as usize);
+                for (m, &j) in l_val[e0 - e_base..e1 - e_base]
+                    .iter()
+                    .zip(&self.lower_col[e0..e1])
+                {
+                    acc -= *m * y[j as usize - base];
+                }
+                y[l] = acc;
+                sum += acc.as_dvec3().dot((self.d_inv[i] * acc).as_dvec3());
             }
-            h[i - base] = self.d_inv[i] * acc;
+            *dot = sum;
         }
-        // Backward: (D + Wᵀ)·h = D·u, i.e. h_i = u_i − D_i⁻¹·Σ_{j>i} W_jiᵀ h_j.
-        for i in rows.rev() {
-            let mut acc = Vec3A::ZERO;
+    }
+
+    /// Backward sweep on the rows of partition `k`: Lᵀ·h = D⁻¹·y, in place (`yh` holds y on
+    /// entry, h = M⁻¹·r on exit), from the last row: hᵢ = D_i⁻¹·yᵢ − Σ_{j>i} L_jiᵀ·hⱼ.
+    /// `each(i − first row, hᵢ)` is called as soon as hᵢ is final.
+    #[inline]
+    pub fn backward_partition(
+        &self,
+        k: usize,
+        yh: &mut [Vec3A],
+        mut each: impl FnMut(usize, Vec3A),
+    ) {
+        let base = k * PARTITION;
+        let lu = &self.values[k].l_upper;
+        let e_base = self.upper_ptr[base] as usize;
+        for l in (0..yh.len()).rev() {
+            let i = base + l;
+            let mut acc = self.d_inv[i] * yh[l];
             let (e0, e1) = (self.upper_ptr[i] as usize, self.upper_ptr[i + 1] as usize);
-            let w = &values.w_upper[e0 - upper0..e1 - upper0];
-            for (w, &j) in w.iter().zip(&self.upper_col[e0..e1]) {
-                acc += *w * h[j as usize - base];
+            for (m, &j) in lu[e0 - e_base..e1 - e_base]
+                .iter()
+                .zip(&self.upper_col[e0..e1])
+            {
+                acc -= *m * yh[j as usize - base];
             }
-            h[i - base] -= self.d_inv[i] * acc;
+            yh[l] = acc;
+            each(l, acc);
         }
     }
 }
@@ -292,17 +335,19 @@ fn factor_partition(
     values: &mut PartitionValues,
     d_inv: &mut [Mat3A],
 ) -> u32 {
-    let (w, wd) = (&mut values.w_lower, &mut values.wd);
+    let (w, wd) = (&mut values.w, &mut values.l);
     let e_base = sym.lower_ptr[rows.start] as usize;
     let base = rows.start;
     let mut replaced = 0;
     for i in rows.clone() {
         let si = filter[i];
-        let mut d = filtered_diag(Mat3A::from(a.diag[i]), si);
+        let mut d = filtered_diag(a.diag[i], si);
         let reference = d;
         for e in sym.lower_ptr[i] as usize..sym.lower_ptr[i + 1] as usize {
             let j = sym.lower_col[e] as usize;
-            let mut m = filtered(a.off[sym.lower_slot[e] as usize], si, filter[j]);
+            // A_ij = (upper block (j, i))ᵀ.
+            let aij = a.off[sym.lower_slot[e] as usize].transpose();
+            let mut m = filtered(aij, si, filter[j]);
             let updates = sym.update_ptr[e] as usize..sym.update_ptr[e + 1] as usize;
             for &[eik, ejk] in &sym.update[updates] {
                 m -= wd[eik as usize - e_base] * w[ejk as usize - e_base].transpose();
@@ -320,10 +365,10 @@ fn factor_partition(
             }
         };
     }
-    // Upper entries: W_jiᵀ (row-ordered copy for the backward sweep).
+    // Upper entries: L_jiᵀ (row-ordered copy for the backward sweep).
     let upper = sym.upper_ptr[rows.start] as usize..sym.upper_ptr[rows.end] as usize;
-    for (wu, &e) in values.w_upper.iter_mut().zip(&sym.upper_of[upper]) {
-        *wu = values.w_lower[e as usize - e_base].transpose();
+    for (lu, &e) in values.l_upper.iter_mut().zip(&sym.upper_of[upper]) {
+        *lu = values.l[e as usize - e_base].transpose();
     }
     replaced
 }
@@ -341,9 +386,10 @@ mod tests {
         let pairs: Vec<[u32; 2]> = (0..n as u32 - 1).map(|i| [i, i + 1]).collect();
         let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
         for (i, d) in a.diag.iter_mut().enumerate() {
-            *d = Mat3::from_diagonal(Vec3::new(4.0, 5.0, 6.0 + i as f32 * 0.01));
-            d.x_axis.y = 0.5;
-            d.y_axis.x = 0.5;
+            let mut m = Mat3::from_diagonal(Vec3::new(4.0, 5.0, 6.0 + i as f32 * 0.01));
+            m.x_axis.y = 0.5;
+            m.y_axis.x = 0.5;
+            *d = m.into();
         }
         for i in 0..n - 1 {
             let k = Mat3::from_cols(
@@ -352,9 +398,7 @@ mod tests {
                 Vec3::new(0.0, 0.4, -2.0),
             );
             let s = a.pattern.slot(i as u32, i as u32 + 1).unwrap();
-            let t = a.pattern.slot(i as u32 + 1, i as u32).unwrap();
             a.off[s] = k.into();
-            a.off[t] = k.transpose().into();
         }
         let filter: Vec<Filter> = (0..n)
             .map(|i| match i % 5 {
@@ -376,7 +420,14 @@ mod tests {
             .map(|i| filter[i].apply_a(a.row_mul_a(i, &x)))
             .collect();
         let mut h = vec![Vec3A::ZERO; n];
-        ic.solve_partition(0, &ax, &mut h);
+        let mut dots = vec![0.0; 1];
+        ic.forward_partition(0, |i| ax[i], &mut h, &mut dots);
+        let mut order = Vec::new();
+        ic.backward_partition(0, &mut h, |i, _| order.push(i));
+        assert_eq!(order, (0..n).rev().collect::<Vec<_>>());
+        // δ from the forward sweep is (Ãx)ᵀ·M⁻¹·(Ãx) = xᵀ·Ã·x.
+        let xax: f64 = (0..n).map(|i| x[i].as_dvec3().dot(ax[i].as_dvec3())).sum();
+        assert!((dots[0] - xax).abs() < 1e-4 * xax, "{} vs {xax}", dots[0]);
         for i in 0..n {
             assert!(
                 (h[i] - x[i]).length() < 1e-4,

@@ -158,14 +158,14 @@ impl Factor {
                     let s = filter[i];
                     let inv = match s {
                         Filter::Free => a.diag[i].inverse(),
-                        Filter::Fixed => Mat3::IDENTITY,
+                        Filter::Fixed => Mat3A::IDENTITY,
                         _ => {
-                            let sm = s.matrix();
-                            (sm * a.diag[i] + (Mat3::IDENTITY - sm)).inverse()
+                            let sm = Mat3A::from(s.matrix());
+                            (sm * a.diag[i] + (Mat3A::IDENTITY - sm)).inverse()
                         }
                     };
                     *pinv = if inv.is_finite() {
-                        inv.into()
+                        inv
                     } else {
                         Mat3A::IDENTITY
                     };
@@ -177,36 +177,62 @@ impl Factor {
         }
     }
 
-    /// h = P⁻¹·r on partition `k` (`r`, `h`: that partition's slices).
+    /// First half of h = P⁻¹·r on partition `k`, r given row by row by `rhs` (local index, in row
+    /// order): y = L⁻¹·r for IC (h = u for block Jacobi), and per [`CHUNK`] of rows the parts
+    /// of δ = rᵀ·P⁻¹·r into `dots`.
     #[inline]
-    fn apply_partition(&self, k: usize, r: &[Vec3A], h: &mut [Vec3A]) {
+    fn forward(
+        &self,
+        k: usize,
+        mut rhs: impl FnMut(usize) -> Vec3A,
+        u: &mut [Vec3A],
+        dots: &mut [f64],
+    ) {
         match self.kind {
             Preconditioner::BlockJacobi => {
-                let pinv = &self.pinv[k * PARTITION..k * PARTITION + r.len()];
-                for ((h, r), m) in h.iter_mut().zip(r).zip(pinv) {
-                    *h = *m * *r;
+                let pinv = &self.pinv[k * PARTITION..k * PARTITION + u.len()];
+                for (c, dot) in dots.iter_mut().enumerate() {
+                    let mut sum = 0.0f64;
+                    for l in c * CHUNK..u.len().min((c + 1) * CHUNK) {
+                        let r = rhs(l);
+                        u[l] = pinv[l] * r;
+                        sum += r.as_dvec3().dot(u[l].as_dvec3());
+                    }
+                    *dot = sum;
                 }
             }
-            Preconditioner::IncompleteCholesky => self.ic.solve_partition(k, r, h),
+            Preconditioner::IncompleteCholesky => self.ic.forward_partition(k, rhs, u, dots),
         }
     }
 
-    /// h = P⁻¹·r and Σ rᵀh (f64, fixed order).
-    fn apply(&self, r: &[Vec3A], h: &mut [Vec3A], partials: &mut Partials) -> f64 {
-        let n = r.len();
-        let parts = partials.prepare(n);
-        let job = |(k, (hp, pp)): (usize, (&mut [Vec3A], &mut [f64]))| {
-            let rp = &r[k * PARTITION..k * PARTITION + hp.len()];
-            self.apply_partition(k, rp, hp);
-            chunk_dots(rp, hp, pp);
+    /// Second half on partition `k`: `uh` from the forward result to h = P⁻¹·r;
+    /// `each(local index, hᵢ)` once per row as hᵢ is final.
+    #[inline]
+    fn backward(&self, k: usize, uh: &mut [Vec3A], mut each: impl FnMut(usize, Vec3A)) {
+        match self.kind {
+            Preconditioner::BlockJacobi => {
+                for (l, h) in uh.iter().enumerate() {
+                    each(l, *h);
+                }
+            }
+            Preconditioner::IncompleteCholesky => self.ic.backward_partition(k, uh, each),
+        }
+    }
+
+    /// δ = rᵀ·P⁻¹·r (f64, fixed order), leaving the forward half of P⁻¹·r in `u`.
+    fn delta(&self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
+        let parts = partials.prepare(r.len());
+        let job = |(k, (uk, dk)): (usize, (&mut [Vec3A], &mut [f64]))| {
+            let rk = &r[k * PARTITION..];
+            self.forward(k, |l| rk[l], uk, dk);
         };
-        if parallel(n) {
-            h.par_chunks_mut(PARTITION)
+        if parallel(r.len()) {
+            u.par_chunks_mut(PARTITION)
                 .zip(parts.par_chunks_mut(PARTITION / CHUNK))
                 .enumerate()
                 .for_each(job);
         } else {
-            h.chunks_mut(PARTITION)
+            u.chunks_mut(PARTITION)
                 .zip(parts.chunks_mut(PARTITION / CHUNK))
                 .enumerate()
                 .for_each(job);
@@ -215,23 +241,14 @@ impl Factor {
     }
 }
 
-/// One partition's slices of x, r, h and its chunks' partial sums.
+/// One partition's slices of x, r, u and its chunks' partial sums.
 type PartitionSlices<'a> = (
     ((&'a mut [Vec3], &'a mut [Vec3A]), &'a mut [Vec3A]),
     &'a mut [f64],
 );
 
-/// Per [`CHUNK`] of a partition: Σ aᵢ·bᵢ in f64 into `out`.
-#[inline]
-fn chunk_dots(a: &[Vec3A], b: &[Vec3A], out: &mut [f64]) {
-    for ((ac, bc), o) in a.chunks(CHUNK).zip(b.chunks(CHUNK)).zip(out) {
-        *o = ac
-            .iter()
-            .zip(bc)
-            .map(|(x, y)| x.as_dvec3().dot(y.as_dvec3()))
-            .sum();
-    }
-}
+/// One partition's slices of h and p.
+type BackwardSlices<'a> = (&'a mut [Vec3A], &'a mut [Vec3A]);
 
 /// Reusable MPCG workspace (no allocation once sized).
 #[derive(Debug, Default, Clone)]
@@ -251,6 +268,12 @@ impl Mpcg {
 
     /// Solves S·A·x = S·b, (I−S)·x = (I−S)·z (eqs. 5.2). `x` holds the previous solution on entry (warm
     /// start) and the solution on exit. Stops when rᵀP⁻¹r <= tol²·b̂ᵀP⁻¹b̂ or after `max_iterations`.
+    ///
+    /// Each iteration makes three passes over the vertices: (1) the second half of the
+    /// preconditioner (IC backward sweep) with p = S(h + βp) as each row of h is final; (2) s = S·A·p
+    /// and pᵀs (one pass over the half-stored matrix); (3) x += αp, r −= αs fused into the first half
+    /// of the preconditioner (IC forward sweep), which also yields δ = rᵀP⁻¹r, so the convergence
+    /// test needs no backward sweep and the last iteration skips it.
     pub fn solve(&mut self, problem: &Problem, x: &mut [Vec3], settings: CgSettings) -> CgResult {
         let Problem {
             a,
@@ -276,13 +299,13 @@ impl Mpcg {
         for_each_indexed(&mut self.r, |i, r| {
             *r = filter[i].apply_a(Vec3A::from(b[i]) - s_vec[i])
         });
-        let delta_b = self.factor.apply(&self.r, &mut self.h, &mut self.partials);
+        let delta_b = self.factor.delta(&self.r, &mut self.h, &mut self.partials);
         // Reference impulse w_i = m_i·velocity_floor·(1,1,1)/√3, filtered, in the P⁻¹ norm.
         let floor = settings.velocity_floor / 3f32.sqrt();
         for_each_indexed(&mut self.s, |i, s| {
             *s = filter[i].apply_a(Vec3A::splat(mass[i] * floor))
         });
-        let delta_ref = self.factor.apply(&self.s, &mut self.h, &mut self.partials);
+        let delta_ref = self.factor.delta(&self.s, &mut self.h, &mut self.partials);
         let delta0 = delta_b.max(delta_ref);
         if !delta0.is_finite() {
             return CgResult {
@@ -299,45 +322,74 @@ impl Mpcg {
                 non_finite: false,
             };
         }
-        // r = S(b − A x), p = S P⁻¹ r, δ = rᵀp.
+        // r = S(b − A x), δ = rᵀP⁻¹r (forward half of P⁻¹r in h).
         {
             let xs: &[Vec3] = x;
             for_each_indexed(&mut self.r, |i, r| {
                 *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
             });
         }
-        let mut delta = self.factor.apply(&self.r, &mut self.h, &mut self.partials);
-        let h_vec = &self.h;
-        for_each_indexed(&mut self.p, |i, p| *p = filter[i].apply_a(h_vec[i]));
+        let mut delta = self.factor.delta(&self.r, &mut self.h, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
         let mut it = 0;
+        // β of the next direction update; None: p = S·h (the first direction).
+        let mut beta: Option<f32> = None;
         while delta > target && it < settings.max_iterations {
             if !delta.is_finite() {
                 break;
             }
-            // s = S·A·p and pᵀs in one pass (per-chunk f64 partials, summed in chunk order).
+            // (1) h = P⁻¹r (backward half), p = S(h + βp).
+            let factor = &self.factor;
+            let backward = |(k, (hk, pk)): (usize, BackwardSlices)| {
+                let fk = &filter[k * PARTITION..];
+                factor.backward(k, hk, |l, hl| {
+                    let d = match beta {
+                        Some(beta) => hl + beta * pk[l],
+                        None => hl,
+                    };
+                    pk[l] = fk[l].apply_a(d);
+                });
+            };
+            if parallel(n) {
+                self.h
+                    .par_chunks_mut(PARTITION)
+                    .zip(self.p.par_chunks_mut(PARTITION))
+                    .enumerate()
+                    .for_each(backward);
+            } else {
+                self.h
+                    .chunks_mut(PARTITION)
+                    .zip(self.p.chunks_mut(PARTITION))
+                    .enumerate()
+                    .for_each(backward);
+            }
+            // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
             let p = &self.p;
             let parts = self.partials.prepare(n);
-            let matvec = |c: usize, sc: &mut [Vec3A]| -> f64 {
-                let mut acc = 0.0f64;
-                let base = c * CHUNK;
-                for (k, s) in sc.iter_mut().enumerate() {
-                    let i = base + k;
-                    *s = filter[i].apply_a(a.row_mul_a(i, p));
-                    acc += p[i].as_dvec3().dot(s.as_dvec3());
-                }
-                acc
-            };
             if parallel(n) {
                 self.s
                     .par_chunks_mut(CHUNK)
                     .zip(parts.par_iter_mut())
                     .enumerate()
-                    .for_each(|(c, (sc, part))| *part = matvec(c, sc));
+                    .for_each(|(c, (sc, part))| {
+                        let mut acc = 0.0f64;
+                        for (l, s) in sc.iter_mut().enumerate() {
+                            let i = c * CHUNK + l;
+                            *s = filter[i].apply_a(a.row_mul_a(i, p));
+                            acc += p[i].as_dvec3().dot(s.as_dvec3());
+                        }
+                        *part = acc;
+                    });
             } else {
-                for (c, (sc, part)) in self.s.chunks_mut(CHUNK).zip(parts.iter_mut()).enumerate() {
-                    *part = matvec(c, sc);
-                }
+                let mut acc = 0.0f64;
+                a.mul_serial(p, &mut self.s, |i, s| {
+                    *s = filter[i].apply_a(*s);
+                    acc += p[i].as_dvec3().dot(s.as_dvec3());
+                    if (i + 1) % CHUNK == 0 || i + 1 == n {
+                        parts[i / CHUNK] = acc;
+                        acc = 0.0;
+                    }
+                });
             }
             let ps: f64 = parts.iter().sum();
             let alpha = (delta / ps) as f32;
@@ -348,18 +400,22 @@ impl Mpcg {
             if ps <= 0.0 || !alpha.is_finite() {
                 break; // breakdown at rounding level: stop with the current (finite) residual
             }
-            // Per partition: x += αp, r −= αs, h = P⁻¹r and rᵀh.
+            // (3) Per partition: x += αp, r −= αs, fused into the forward half of P⁻¹r (δ).
             let (s_vec, factor) = (&self.s, &self.factor);
             let parts = self.partials.prepare(n);
-            let update = |(k, (((xk, rk), hk), pk)): (usize, PartitionSlices)| {
+            let update = |(k, (((xk, rk), uk), dk)): (usize, PartitionSlices)| {
                 let base = k * PARTITION;
-                let (pc, sc) = (&p[base..base + xk.len()], &s_vec[base..base + xk.len()]);
-                for i in 0..xk.len() {
-                    xk[i] += alpha * Vec3::from(pc[i]);
-                    rk[i] -= alpha * sc[i];
-                }
-                factor.apply_partition(k, rk, hk);
-                chunk_dots(rk, hk, pk);
+                let (pk, sk) = (&p[base..], &s_vec[base..]);
+                factor.forward(
+                    k,
+                    |l| {
+                        xk[l] += alpha * Vec3::from(pk[l]);
+                        rk[l] -= alpha * sk[l];
+                        rk[l]
+                    },
+                    uk,
+                    dk,
+                );
             };
             if parallel(n) {
                 x.par_chunks_mut(PARTITION)
@@ -378,9 +434,7 @@ impl Mpcg {
             }
             let old = delta;
             delta = parts.iter().sum();
-            let beta = (delta / old) as f32;
-            let h = &self.h;
-            for_each_indexed(&mut self.p, |i, p| *p = filter[i].apply_a(h[i] + beta * *p));
+            beta = Some((delta / old) as f32);
             it += 1;
         }
         let finite = delta.is_finite();
@@ -423,7 +477,7 @@ mod tests {
             .collect();
         let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
         for d in a.diag.iter_mut() {
-            *d = Mat3::from_diagonal(Vec3::splat(0.5 + rng.f().abs()));
+            *d = Mat3A::from_diagonal(Vec3::splat(0.5 + rng.f().abs()));
         }
         let mut seen = std::collections::BTreeSet::new();
         for &[i, j] in &pairs {
@@ -432,12 +486,10 @@ mod tests {
             }
             let r = Mat3::from_cols(rng.v(), rng.v(), rng.v());
             let k = (r.transpose() * r + Mat3::from_diagonal(Vec3::splat(0.1))) * 20.0;
-            a.diag[i as usize] += k;
-            a.diag[j as usize] += k;
-            let sij = a.pattern.slot(i, j).unwrap();
-            let sji = a.pattern.slot(j, i).unwrap();
+            a.diag[i as usize] += Mat3A::from(k);
+            a.diag[j as usize] += Mat3A::from(k);
+            let sij = a.pattern.slot(i.min(j), i.max(j)).unwrap();
             a.off[sij] -= glam::Mat3A::from(k);
-            a.off[sji] -= glam::Mat3A::from(k);
         }
         a
     }

@@ -85,8 +85,12 @@ pub struct SelfCollision {
     layer: Vec<u32>,
     layer_self_collide: Vec<bool>,
     rest: Option<Vec<Vec3>>,
+    /// Thickness (m) and friction of each vertex's garment.
     thick: Vec<f32>,
+    friction: Vec<f32>,
+    /// Positions at the end of the substep, x0 + h·v (m), and |x1 − x0| in f64 (m).
     x1: Vec<Vec3>,
+    disp: Vec<f64>,
     /// Broad-phase box inflation per vertex (m).
     inflate: Vec<f32>,
     broad: BroadPhase,
@@ -123,7 +127,9 @@ impl SelfCollision {
             layer_self_collide: topology.layer_self_collide.clone(),
             rest: topology.rest_positions.clone(),
             thick: vec![0.0; n],
+            friction: vec![0.0; n],
             x1: vec![Vec3::ZERO; n],
+            disp: vec![0.0; n],
             inflate: vec![0.0; n],
             broad,
             vf_sep: Vec::new(),
@@ -205,17 +211,23 @@ impl SelfCollision {
             return report;
         }
         for i in 0..n {
-            self.thick[i] = params[self.layer[i] as usize].thickness;
+            let p = params[self.layer[i] as usize];
+            self.thick[i] = p.thickness;
+            self.friction[i] = p.friction;
         }
         self.x1
             .par_iter_mut()
+            .zip(self.disp.par_iter_mut())
             .zip(x0.par_iter().zip(v.par_iter()))
-            .for_each(|(x1, (p, u))| *x1 = *p + *u * h);
+            .for_each(|((x1, d), (p, u))| {
+                *x1 = *p + *u * h;
+                *d = displacement(*p, *x1);
+            });
         self.build_candidates(x0);
         report.candidates = (self.broad.vf.len() + self.broad.ee.len()) as u32;
 
         // 1. Proximity repulsion with friction (BFA02 §7.2), Gauss–Seidel in candidate order.
-        self.narrow_proximity(x0, params);
+        self.narrow_proximity(x0);
         report.contacts = self.contacts.len() as u32;
         let mut rebuild = false;
         for k in 0..self.contacts.len() {
@@ -235,7 +247,7 @@ impl SelfCollision {
                 report.rebuilds += 1;
                 rebuild = false;
             }
-            self.narrow_ccd(x0, params, all);
+            self.narrow_ccd(x0, all);
             all = false;
             report.ccd_iterations += 1;
             if self.contacts.is_empty() {
@@ -284,7 +296,7 @@ impl SelfCollision {
                 report.rebuilds += 1;
                 rebuild = false;
             }
-            self.narrow_ccd(x0, params, false);
+            self.narrow_ccd(x0, false);
             report.zone_iterations += 1;
         }
         report
@@ -306,6 +318,7 @@ impl SelfCollision {
         for &i in idx {
             let i = i as usize;
             self.x1[i] = x0[i] + v[i] * h;
+            self.disp[i] = displacement(x0[i], self.x1[i]);
             self.mark[i] = self.generation;
             let margin = narrow::CCD_TOLERANCE_FRACTION * self.thick[i] + 1e-7;
             out |= !self.broad.contains_with_margin(i, self.x1[i], margin);
@@ -332,27 +345,29 @@ impl SelfCollision {
         self.ee_sep.resize(self.broad.ee.len(), 0.0);
     }
 
-    fn narrow<'a>(&'a self, x0: &'a [Vec3], params: &'a [SelfCollisionParams]) -> Narrow<'a> {
+    fn narrow<'a>(&'a self, x0: &'a [Vec3]) -> Narrow<'a> {
         Narrow {
             x0,
             x1: &self.x1,
             triangles: &self.triangles,
             edges: &self.edges,
             layer: &self.layer,
-            params,
+            thick: &self.thick,
+            friction: &self.friction,
+            disp: &self.disp,
             rest: self.rest.as_deref(),
         }
     }
 
     /// Proximity contacts of all candidates at x0 into `self.contacts` (vertex–triangle first).
-    fn narrow_proximity(&mut self, x0: &[Vec3], params: &[SelfCollisionParams]) {
+    fn narrow_proximity(&mut self, x0: &[Vec3]) {
         let mut contacts = std::mem::take(&mut self.contacts);
         let mut ee_contacts = std::mem::take(&mut self.ee_contacts);
         let mut bufs = std::mem::take(&mut self.contact_bufs);
         let mut vf_sep = std::mem::take(&mut self.vf_sep);
         let mut ee_sep = std::mem::take(&mut self.ee_sep);
         {
-            let nar = self.narrow(x0, params);
+            let nar = self.narrow(x0);
             let (vf, ee) = (&self.broad.vf, &self.broad.ee);
             par_gather_with(vf.len(), &mut bufs, &mut contacts, &mut vf_sep, |k, buf| {
                 let mut sep = 0.0;
@@ -385,12 +400,12 @@ impl SelfCollision {
 
     /// Continuous-collision events along x0 → x1 into `self.contacts`: all candidates when `all`,
     /// otherwise only pairs with a vertex whose velocity changed in the last pass.
-    fn narrow_ccd(&mut self, x0: &[Vec3], params: &[SelfCollisionParams], all: bool) {
+    fn narrow_ccd(&mut self, x0: &[Vec3], all: bool) {
         let mut contacts = std::mem::take(&mut self.contacts);
         let mut ee_contacts = std::mem::take(&mut self.ee_contacts);
         let mut bufs = std::mem::take(&mut self.contact_bufs);
         {
-            let nar = self.narrow(x0, params);
+            let nar = self.narrow(x0);
             let (vf, ee, tris, edges) =
                 (&self.broad.vf, &self.broad.ee, &self.triangles, &self.edges);
             let (mark, gen) = (&self.mark, self.generation);
@@ -421,4 +436,10 @@ impl SelfCollision {
         self.ee_contacts = ee_contacts;
         self.contact_bufs = bufs;
     }
+}
+
+/// |x1 − x0| (m) in f64, as the CCD's no-contact filter computes it.
+#[inline]
+fn displacement(x0: Vec3, x1: Vec3) -> f64 {
+    (x1.as_dvec3() - x0.as_dvec3()).length()
 }

@@ -7,7 +7,6 @@ use super::proximity::{
     point_triangle_distance, point_triangle_weights, segment_segment_distance,
     segment_segment_params,
 };
-use super::topology::SelfCollisionParams;
 use glam::{DVec3, Vec3};
 
 /// CCD distance tolerance as a fraction of the pair thickness (plus an absolute 1e-7 m for f32
@@ -21,18 +20,22 @@ pub struct Narrow<'a> {
     pub triangles: &'a [[u32; 3]],
     pub edges: &'a [[u32; 2]],
     pub layer: &'a [u32],
-    pub params: &'a [SelfCollisionParams],
+    /// Thickness (m) and friction of each vertex's garment.
+    pub thick: &'a [f32],
+    pub friction: &'a [f32],
+    /// |x1 − x0| of each vertex (m), computed in f64 from the f32 positions.
+    pub disp: &'a [f64],
     pub rest: Option<&'a [Vec3]>,
 }
 
 impl Narrow<'_> {
     /// Mean thickness (m) and friction of the layers of vertices `a` and `b`.
+    #[inline]
     fn pair_params(&self, a: u32, b: u32) -> (f32, f32) {
-        let pa = self.params[self.layer[a as usize] as usize];
-        let pb = self.params[self.layer[b as usize] as usize];
+        let (a, b) = (a as usize, b as usize);
         (
-            0.5 * (pa.thickness + pb.thickness),
-            0.5 * (pa.friction + pb.friction),
+            0.5 * (self.thick[a] + self.thick[b]),
+            0.5 * (self.friction[a] + self.friction[b]),
         )
     }
 
@@ -59,7 +62,7 @@ impl Narrow<'_> {
             return None;
         }
         if let Some(rest) = self.rest {
-            if self.same_layer(p, tri[0]) {
+            if self.same_layer(p, tri[0]) && boxes_within(rest, &[p], &tri, th) {
                 let r = |i: u32| rest[i as usize].as_dvec3();
                 let rw = point_triangle_weights(r(p), r(tri[0]), r(tri[1]), r(tri[2]));
                 let rq = r(tri[0]) * rw[0] + r(tri[1]) * rw[1] + r(tri[2]) * rw[2];
@@ -104,7 +107,7 @@ impl Narrow<'_> {
             return None;
         }
         if let Some(rest) = self.rest {
-            if self.same_layer(ea[0], eb[0]) {
+            if self.same_layer(ea[0], eb[0]) && boxes_within(rest, &ea, &eb, th) {
                 let r = |i: u32| rest[i as usize].as_dvec3();
                 let (ra, rb, rc, rd) = (r(ea[0]), r(ea[1]), r(eb[0]), r(eb[1]));
                 let (rs, ru) = segment_segment_params(ra, rb, rc, rd);
@@ -137,13 +140,13 @@ impl Narrow<'_> {
         let idx = [p, tri[0], tri[1], tri[2]];
         let (th, mu) = self.pair_params(p, tri[0]);
         let tol = CCD_TOLERANCE_FRACTION * th + 1e-7;
-        let x0 = idx.map(|i| self.x0[i as usize].as_dvec3());
-        let x1 = idx.map(|i| self.x1[i as usize].as_dvec3());
-        if separated_throughout(sep, &x0, &x1, 1, tol as f64)
+        if self.separated_by_disp(sep, [p], tri, tol as f64)
             || !self.sweeps_overlap([p], [tri[0], tri[1], tri[2]], tol)
         {
             return None;
         }
+        let x0 = idx.map(|i| self.x0[i as usize].as_dvec3());
+        let x1 = idx.map(|i| self.x1[i as usize].as_dvec3());
         let d0 = point_triangle_distance(x0[0], x0[1], x0[2], x0[3]);
         if separated_throughout(d0, &x0, &x1, 1, tol as f64) {
             return None;
@@ -162,13 +165,13 @@ impl Narrow<'_> {
         let idx = [ea[0], ea[1], eb[0], eb[1]];
         let (th, mu) = self.pair_params(ea[0], eb[0]);
         let tol = CCD_TOLERANCE_FRACTION * th + 1e-7;
-        let x0 = idx.map(|i| self.x0[i as usize].as_dvec3());
-        let x1 = idx.map(|i| self.x1[i as usize].as_dvec3());
-        if separated_throughout(sep, &x0, &x1, 2, tol as f64)
+        if self.separated_by_disp(sep, ea, eb, tol as f64)
             || !self.sweeps_overlap([ea[0], ea[1]], [eb[0], eb[1]], tol)
         {
             return None;
         }
+        let x0 = idx.map(|i| self.x0[i as usize].as_dvec3());
+        let x1 = idx.map(|i| self.x1[i as usize].as_dvec3());
         let d0 = segment_segment_distance(x0[0], x0[1], x0[2], x0[3]);
         if separated_throughout(d0, &x0, &x1, 2, tol as f64) {
             return None;
@@ -236,17 +239,24 @@ impl Narrow<'_> {
 
     /// Cheap rejection: do the boxes of the two vertex sets at x0 come within `th` (m)?
     fn near_at_start(&self, a: &[u32], b: &[u32], th: f32) -> bool {
-        let bound = |ids: &[u32]| {
-            let mut lo = Vec3::splat(f32::INFINITY);
-            let mut hi = Vec3::splat(f32::NEG_INFINITY);
-            for &i in ids {
-                lo = lo.min(self.x0[i as usize]);
-                hi = hi.max(self.x0[i as usize]);
-            }
-            (lo, hi)
+        boxes_within(self.x0, a, b, th)
+    }
+
+    /// Cheap rejection in front of the CCD: [`separated_throughout`] from the per-vertex
+    /// displacements alone, before any position is loaded (same arithmetic, same verdict).
+    fn separated_by_disp<const A: usize, const B: usize>(
+        &self,
+        sep: f64,
+        a: [u32; A],
+        b: [u32; B],
+        tol: f64,
+    ) -> bool {
+        let max_disp = |ids: &[u32]| {
+            ids.iter()
+                .map(|&i| self.disp[i as usize])
+                .fold(0.0, f64::max)
         };
-        let ((alo, ahi), (blo, bhi)) = (bound(a), bound(b));
-        (alo - Vec3::splat(th)).cmple(bhi).all() && (blo - Vec3::splat(th)).cmple(ahi).all()
+        separated(sep, max_disp(&a), max_disp(&b), tol)
     }
 
     /// Do the tight swept boxes of the two vertex sets, inflated by `tol` (m), overlap?
@@ -283,7 +293,30 @@ fn separated_throughout(d0: f64, x0: &[DVec3; 4], x1: &[DVec3; 4], split: usize,
     let disp = |k: usize| (x1[k] - x0[k]).length();
     let a = (0..split).map(disp).fold(0.0, f64::max);
     let b = (split..4).map(disp).fold(0.0, f64::max);
+    separated(d0, a, b, tol)
+}
+
+/// [`separated_throughout`] given the largest vertex displacement `a` and `b` (m) of each
+/// primitive.
+#[inline]
+fn separated(d0: f64, a: f64, b: f64, tol: f64) -> bool {
     d0 - a - b > tol + 1e-9 * (d0 + tol)
+}
+
+/// Do the boxes of the vertex sets `a` and `b` of `x` (m) come within `th` (m) of each other?
+/// (If not, no point of one primitive is within `th` of the other.)
+fn boxes_within(x: &[Vec3], a: &[u32], b: &[u32], th: f32) -> bool {
+    let bound = |ids: &[u32]| {
+        let mut lo = Vec3::splat(f32::INFINITY);
+        let mut hi = Vec3::splat(f32::NEG_INFINITY);
+        for &i in ids {
+            lo = lo.min(x[i as usize]);
+            hi = hi.max(x[i as usize]);
+        }
+        (lo, hi)
+    };
+    let ((alo, ahi), (blo, bhi)) = (bound(a), bound(b));
+    (alo - Vec3::splat(th)).cmple(bhi).all() && (blo - Vec3::splat(th)).cmple(ahi).all()
 }
 
 /// Normal of two (possibly parallel) edge directions: their cross product, or, for parallel
