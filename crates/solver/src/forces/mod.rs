@@ -49,7 +49,7 @@ mod triangle_rest;
 pub use aero::{aero, Wind};
 pub use bend::{bend, bend_gradient, HingeGradient, HingeRest};
 pub use element::ElementForce;
-pub use stretch_shear::{strain, stretch_shear};
+pub use stretch_shear::{strain, stretch_shear, stretch_shear_system, TriangleSystem};
 pub use triangle_rest::TriangleRest;
 
 /// The same element code in double precision (glam `DVec3`/`DMat3`): reference for tests.

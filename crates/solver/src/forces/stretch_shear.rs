@@ -96,6 +96,76 @@ pub fn stretch_shear(
     out
 }
 
+/// One triangle's stretch and shear terms of the backward-Euler system (BW eqs. 15–18) with the
+/// stabilized Jacobian, in compact form. With α = `du`, β = `dv` of the rest frame, the triangle adds
+/// `α_a α_b U + β_a β_b V + q_a q_bᵀ` to block (a, b) of `A = M − h ∂f/∂v − h² ∂f/∂x` and `g_a` to
+/// `b`: the blocks of [`stretch_shear`] (`Jacobian::Stabilized`) are exactly of this form (stretch
+/// `∝ α_a α_b`, `β_a β_b`; shear Gauss–Newton `∝ g_a g_bᵀ`), so five 3×3 quantities replace nine
+/// blocks and the matrix products of [`stretch_shear`]'s `dfdx·w` collapse to three.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TriangleSystem {
+    /// `h f_a + Σ_b ∂f_a/∂x_b · w_b` (N·s).
+    pub g: [V3; 3],
+    /// `−(h k_v + h² k_x)` of the warp (u) and weft (v) stretch (kg): symmetric PSD.
+    pub u: M3A,
+    pub v: M3A,
+    /// `√(h k_d a + h² k a) ∂c_s/∂x_a` of the shear (√kg).
+    pub q: [V3A; 3],
+}
+
+/// [`TriangleSystem`] of one triangle at positions `x` (m) and velocities `v` (m/s) for a substep
+/// of `h` seconds; `w_b` (m) is the position term the Jacobian multiplies
+/// (`h² v0_b + h y_b` in BW §5.3's notation).
+#[inline]
+pub fn stretch_shear_system(
+    x: &[V3; 3],
+    v: &[V3; 3],
+    w: &[V3; 3],
+    rest: &TriangleRest,
+    mat: &Material,
+    h: Real,
+) -> TriangleSystem {
+    let (al, be) = (&rest.du, &rest.dv);
+    let (wu, wv) = rest.w_wide(x);
+    let v = [wide(v[0]), wide(v[1]), wide(v[2])];
+    let w = [wide(w[0]), wide(w[1]), wide(w[2])];
+    let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
+    let wv_dot = v[0] * be[0] + v[1] * be[1] + v[2] * be[2];
+    let a = rest.area;
+    let damping = r(mat.stretch_damping);
+    let ka_u = r(mat.stretch[0]) * a;
+    let ka_v = r(mat.stretch[1]) * a;
+    let jac = Jacobian::Stabilized;
+    let su = Stretch::new(wu, wu_dot, ka_u, damping * ka_u, r(mat.rest_scale[0]), jac);
+    let sv = Stretch::new(wv, wv_dot, ka_v, damping * ka_v, r(mat.rest_scale[1]), jac);
+    let ka_s = r(mat.shear) * a;
+    let kda_s = damping * ka_s;
+    let gs = [
+        wv * al[0] + wu * be[0],
+        wv * al[1] + wu * be[1],
+        wv * al[2] + wu * be[2],
+    ];
+    let c_s = wu.dot(wv);
+    let c_s_dot = wv.dot(wu_dot) + wu.dot(wv_dot);
+    let s_s = -(ka_s * c_s + kda_s * c_s_dot);
+    // Σ_b ∂f_a/∂x_b w_b = α_a k_x,u (Σ α_b w_b) + β_a k_x,v (Σ β_b w_b) − k a g_a (Σ g_b·w_b).
+    let kw_u = su.kx * (w[0] * al[0] + w[1] * al[1] + w[2] * al[2]);
+    let kw_v = sv.kx * (w[0] * be[0] + w[1] * be[1] + w[2] * be[2]);
+    let gw = ka_s * (gs[0].dot(w[0]) + gs[1].dot(w[1]) + gs[2].dot(w[2]));
+    let mut g = [V3::ZERO; 3];
+    for i in 0..3 {
+        let f = su.dir * (su.s * al[i]) + sv.dir * (sv.s * be[i]) + gs[i] * s_s;
+        g[i] = narrow(f * h + kw_u * al[i] + kw_v * be[i] - gs[i] * gw);
+    }
+    let root = (h * kda_s + h * h * ka_s).sqrt();
+    TriangleSystem {
+        g,
+        u: -(su.kv * h + su.kx * (h * h)),
+        v: -(sv.kv * h + sv.kx * (h * h)),
+        q: gs.map(|gi| gi * root),
+    }
+}
+
 /// One stretch condition `c = |w| − b`, `∂c/∂x_i = α_i ŵ`: force direction and scale, and the
 /// 3×3 matrices that multiply `α_i α_j` in the blocks (`ka = k a`, `kda = k_d a`).
 struct Stretch {
@@ -163,4 +233,67 @@ pub fn strain(x: &[V3; 3], rest: &TriangleRest, mat: &Material) -> Real {
     let su = (wu.length() / r(mat.rest_scale[0]) - 1.0).abs();
     let sv = (wv.length() / r(mat.rest_scale[1]) - 1.0).abs();
     su.max(sv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The compact system equals the blocks and right-hand side built from [`stretch_shear`]'s
+    /// stabilized Jacobians: −(h ∂f/∂v + h² ∂f/∂x) and h f + ∂f/∂x·w, stretched and compressed.
+    #[test]
+    fn compact_system_matches_the_stabilized_blocks() {
+        let rest = TriangleRest::from_positions([
+            V3::new(0.0, 0.0, 0.0),
+            V3::new(0.02, 0.001, 0.0),
+            V3::new(0.003, 0.018, 0.0),
+        ])
+        .unwrap();
+        let mat = Material::default();
+        let h: Real = 1.0 / 120.0;
+        for scale in [1.08, 0.93] {
+            let x = [
+                V3::new(0.0, 0.0, 0.001),
+                V3::new(0.021, 0.002, 0.0) * scale,
+                V3::new(0.001, 0.019, 0.004) * scale,
+            ];
+            let v = [
+                V3::new(0.1, -0.3, 0.2),
+                V3::new(-0.2, 0.1, 0.05),
+                V3::new(0.3, 0.2, -0.1),
+            ];
+            let w = [
+                V3::new(1e-4, -2e-4, 3e-5),
+                V3::new(-5e-5, 1e-4, 2e-4),
+                V3::new(2e-4, 5e-5, -1e-4),
+            ];
+            let ef = stretch_shear(&x, &v, &rest, &mat, Jacobian::Stabilized);
+            let sys = stretch_shear_system(&x, &v, &w, &rest, &mat, h);
+            let (al, be) = (rest.du, rest.dv);
+            let mut scale_m: Real = 0.0;
+            let mut worst_m: Real = 0.0;
+            let mut worst_g: Real = 0.0;
+            let mut scale_g: Real = 0.0;
+            for a in 0..3 {
+                let mut g = ef.f[a] * h;
+                for b in 0..3 {
+                    g += ef.dfdx[a][b] * w[b];
+                    let want = -(ef.dfdv[a][b] * h + ef.dfdx[a][b] * (h * h));
+                    let got = sys.u * (al[a] * al[b])
+                        + sys.v * (be[a] * be[b])
+                        + outer(sys.q[a], sys.q[b]);
+                    let got: M3 = narrow_m(got);
+                    for c in 0..3 {
+                        let d = (got.col(c) - want.col(c)).abs().max_element();
+                        worst_m = worst_m.max(d);
+                        scale_m = scale_m.max(want.col(c).abs().max_element());
+                    }
+                }
+                worst_g = worst_g.max((sys.g[a] - g).abs().max_element());
+                scale_g = scale_g.max(g.abs().max_element());
+            }
+            assert!(worst_m <= 1e-5 * scale_m, "blocks: {worst_m} of {scale_m}");
+            assert!(worst_g <= 1e-5 * scale_g, "rhs: {worst_g} of {scale_g}");
+        }
+    }
 }

@@ -8,11 +8,15 @@
 //! Elements (triangles: stretch/shear + aero; hinges: bend) are evaluated in parallel into per-element
 //! scratch; each matrix block and each row of b is then gathered in parallel from a list of element
 //! sources fixed at construction (no atomics, no scatter races: bit-identical at any thread count).
-//! Triangles leave their nine 3×3 blocks; a hinge's blocks are rank one, c·g_a·g_bᵀ (see
-//! [`crate::forces::HingeGradient`]), so it leaves only the four vectors q_a = √c·g_a.
+//! Elements leave their blocks in compact form: a triangle's are α_aα_b·U + β_aβ_b·V + q_a·q_bᵀ
+//! ([`crate::forces::TriangleSystem`], plus one constant block per triangle from stabilized drag),
+//! a hinge's are rank one, c·g_a·g_bᵀ (see [`crate::forces::HingeGradient`]), so it leaves only
+//! the four vectors q_a = √c·g_a. Only the upper blocks of the symmetric matrix are gathered.
 
 use crate::constraints::Constraints;
-use crate::forces::{aero, bend_gradient, strain, stretch_shear, ElementForce, Jacobian, Wind};
+use crate::forces::{
+    aero, bend_gradient, strain, stretch_shear_system, Jacobian, TriangleRest, Wind,
+};
 use crate::linalg::{BlockMatrix, BlockPattern};
 use crate::model::Model;
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
@@ -48,6 +52,15 @@ impl Gather {
     }
 }
 
+/// One triangle's stretch and shear blocks: A gains α_aα_b·U + β_aβ_b·V + q_a·q_bᵀ at (a, b)
+/// (α, β the rest frame's `du`, `dv`; see [`crate::forces::TriangleSystem`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct TriangleBlocks {
+    u: Mat3A,
+    v: Mat3A,
+    q: [Vec3A; 3],
+}
+
 /// Everything the assembly reads that is not in the model.
 pub struct StepInputs<'a> {
     pub x0: &'a [Vec3],
@@ -68,16 +81,20 @@ pub struct Assembly {
     pub b: Vec<Vec3>,
     /// Per triangle: stretch strain at x0 (for the adaptive step and reports).
     pub strain: Vec<f32>,
-    /// Diagonal blocks from triangle blocks and from hinge vectors (source 4·hinge + a).
+    /// Diagonal blocks from triangle vertices (source 3·triangle + a) and from hinge vectors
+    /// (source 4·hinge + a).
     diag: Gather,
     diag_hinge: Gather,
-    /// Upper off-diagonal slots (half storage, [`BlockMatrix`]) from triangle blocks and from
-    /// hinge vector pairs (16·hinge + 4·a + b).
+    /// Upper off-diagonal slots (half storage, [`BlockMatrix`]) from triangle vertex pairs
+    /// (9·triangle + 3·a + b) and from hinge vector pairs (16·hinge + 4·a + b).
     off: Gather,
     off_hinge: Gather,
     rows: Gather,
-    /// h·∂f/∂v + h²·∂f/∂x per triangle block (9 per triangle).
-    blocks: Vec<Mat3>,
+    /// Per triangle: the compact blocks of its stretch and shear.
+    blocks: Vec<TriangleBlocks>,
+    /// Per triangle: −h·∂f_air/∂v, the same block for every vertex pair (stabilized drag; only
+    /// with wind).
+    air: Vec<Mat3A>,
     /// Per hinge vertex: q_a = √c·g_a with c = h·k_d + h²·k_e, so that A gains q_a·q_bᵀ.
     hinge_q: Vec<Vec3A>,
     /// h·f + ∂f/∂x·(h²v0 + h·y) per element vertex: 3 per triangle, then 4 per hinge.
@@ -97,12 +114,10 @@ impl Assembly {
         for (t, tri) in model.triangles.iter().enumerate() {
             for a in 0..3 {
                 rows.push((tri[a], (3 * t + a) as u32));
+                diag.push((tri[a], (3 * t + a) as u32));
                 for b in 0..3 {
-                    let src = (9 * t + 3 * a + b) as u32;
-                    if a == b {
-                        diag.push((tri[a], src));
-                    } else if let Some(s) = pattern.slot(tri[a], tri[b]) {
-                        off.push((s as u32, src));
+                    if let Some(s) = pattern.slot(tri[a], tri[b]) {
+                        off.push((s as u32, (9 * t + 3 * a + b) as u32));
                     }
                 }
             }
@@ -131,7 +146,8 @@ impl Assembly {
             off: Gather::new(nnz, off),
             off_hinge: Gather::new(nnz, off_hinge),
             rows: Gather::new(n, rows),
-            blocks: vec![Mat3::ZERO; 9 * nt],
+            blocks: vec![TriangleBlocks::default(); nt],
+            air: Vec::new(),
             hinge_q: vec![Vec3A::ZERO; 4 * nh],
             g: vec![Vec3::ZERO; 3 * nt + 4 * nh],
         }
@@ -143,8 +159,16 @@ impl Assembly {
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
         let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
         let (tri_g, hinge_g) = self.g.split_at_mut(3 * nt);
+        if inp.wind.is_some() {
+            self.air.resize(nt, Mat3A::ZERO);
+        }
+        let air = if inp.wind.is_some() {
+            &mut self.air[..]
+        } else {
+            &mut []
+        };
         self.blocks
-            .par_chunks_mut(9)
+            .par_iter_mut()
             .zip(tri_g.par_chunks_mut(3))
             .zip(self.strain.par_iter_mut())
             .enumerate()
@@ -152,22 +176,34 @@ impl Assembly {
                 let tri = model.triangles[t];
                 let xs = tri.map(|i| x0[i as usize]);
                 let vs = tri.map(|i| v0[i as usize]);
+                let ws = tri.map(|i| h * h * v0[i as usize] + h * y[i as usize]);
                 let mat = &model.materials[model.triangle_material[t] as usize];
                 let rest = &model.triangle_rest[t];
-                let mut ef = stretch_shear(&xs, &vs, rest, mat, Jacobian::Stabilized);
-                if let Some(w) = inp.wind {
-                    let air = aero(&xs, &vs, w, Jacobian::Stabilized);
-                    for a in 0..3 {
-                        ef.f[a] += air.f[a];
-                        for b in 0..3 {
-                            ef.dfdx[a][b] += air.dfdx[a][b];
-                            ef.dfdv[a][b] += air.dfdv[a][b];
-                        }
-                    }
-                }
-                element_terms(&ef, &tri, v0, y, h, blk, g);
+                let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
+                g.copy_from_slice(&sys.g);
+                *blk = TriangleBlocks {
+                    u: sys.u,
+                    v: sys.v,
+                    q: sys.q,
+                };
                 *s = strain(&xs, rest, mat);
             });
+        if let Some(w) = inp.wind {
+            // Stabilized drag: ∂f_a/∂v_b is one block for all pairs, ∂f/∂x = 0 (forces::aero).
+            air.par_iter_mut()
+                .zip(tri_g.par_chunks_mut(3))
+                .enumerate()
+                .for_each(|(t, (m, g))| {
+                    let tri = model.triangles[t];
+                    let xs = tri.map(|i| x0[i as usize]);
+                    let vs = tri.map(|i| v0[i as usize]);
+                    let ef = aero(&xs, &vs, w, Jacobian::Stabilized);
+                    for (g, f) in g.iter_mut().zip(ef.f) {
+                        *g += h * f;
+                    }
+                    *m = Mat3A::from(ef.dfdv[0][0] * -h);
+                });
+        }
         self.hinge_q
             .par_chunks_mut(4)
             .zip(hinge_g.par_chunks_mut(4))
@@ -199,7 +235,8 @@ impl Assembly {
                     }
                 }
             });
-        let (blocks, gs, hq) = (&self.blocks, &self.g, &self.hinge_q);
+        let (blocks, gs, hq, air) = (&self.blocks, &self.g, &self.hinge_q, &self.air[..]);
+        let air = if inp.wind.is_some() { air } else { &[] };
         let (diag_g, rows_g, off_g) = (&self.diag, &self.rows, &self.off);
         let (diag_h, off_h) = (&self.diag_hinge, &self.off_hinge);
         self.matrix
@@ -209,11 +246,11 @@ impl Assembly {
             .enumerate()
             .for_each(|(i, (d, b))| {
                 let m = model.mass[i];
-                let mut a = Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i];
+                let mut a = Mat3A::from(Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i]);
                 for &s in diag_g.sources(i) {
-                    a -= blocks[s as usize];
+                    let (t, k) = (s as usize / 3, s as usize % 3);
+                    a += triangle_block(&blocks[t], &model.triangle_rest[t], air, t, k, k);
                 }
-                let mut a = Mat3A::from(a);
                 for &s in diag_h.sources(i) {
                     let q = hq[s as usize];
                     a += outer_a(q, q);
@@ -235,11 +272,11 @@ impl Assembly {
             .par_iter_mut()
             .enumerate()
             .for_each(|(s, o)| {
-                let mut a = Mat3::ZERO;
+                let mut a = Mat3A::ZERO;
                 for &k in off_g.sources(s) {
-                    a -= blocks[k as usize];
+                    let (t, k) = (k as usize / 9, k as usize % 9);
+                    a += triangle_block(&blocks[t], &model.triangle_rest[t], air, t, k / 3, k % 3);
                 }
-                let mut a = Mat3A::from(a);
                 for &k in off_h.sources(s) {
                     let k = k as usize;
                     let hinge = k / 16;
@@ -257,25 +294,22 @@ fn outer_a(a: Vec3A, b: Vec3A) -> Mat3A {
     Mat3A::from_cols(a * b.x, a * b.y, a * b.z)
 }
 
-/// Per element: blocks h·∂f/∂v + h²·∂f/∂x (subtracted from A) and vertex terms
-/// h·f + ∂f/∂x·(h²·v0 + h·y) (added to b).
-#[inline]
-fn element_terms<const N: usize>(
-    ef: &ElementForce<N>,
-    verts: &[u32; N],
-    v0: &[Vec3],
-    y: &[Vec3],
-    h: f32,
-    blk: &mut [Mat3],
-    g: &mut [Vec3],
-) {
-    let w: [Vec3; N] = verts.map(|i| h * h * v0[i as usize] + h * y[i as usize]);
-    for a in 0..N {
-        let mut ga = h * ef.f[a];
-        for b in 0..N {
-            ga += ef.dfdx[a][b] * w[b];
-            blk[a * N + b] = h * ef.dfdv[a][b] + (h * h) * ef.dfdx[a][b];
-        }
-        g[a] = ga;
+/// Block (a, b) of triangle `t` in A: α_aα_b·U + β_aβ_b·V + q_a·q_bᵀ, plus the drag block when
+/// `air` is not empty.
+#[inline(always)]
+fn triangle_block(
+    blk: &TriangleBlocks,
+    rest: &TriangleRest,
+    air: &[Mat3A],
+    t: usize,
+    a: usize,
+    b: usize,
+) -> Mat3A {
+    let m = blk.u * (rest.du[a] * rest.du[b])
+        + blk.v * (rest.dv[a] * rest.dv[b])
+        + outer_a(blk.q[a], blk.q[b]);
+    match air.get(t) {
+        Some(k) => m + *k,
+        None => m,
     }
 }
