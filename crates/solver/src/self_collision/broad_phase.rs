@@ -466,20 +466,15 @@ mod tests {
         (x0, x1, tris, edges)
     }
 
-    #[test]
-    fn candidates_equal_brute_force_in_canonical_order() {
-        let (x0, x1, tris, edges) = soup();
+    /// Candidates by testing every vertex–triangle and edge–edge pair: `(vf, ee)`, sorted.
+    fn brute_force(
+        mesh: &Mesh,
+        x0: &[Vec3],
+        x1: &[Vec3],
+        inflate: &[f32],
+    ) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
         let n = x0.len();
-        let layer = vec![0; n];
-        let mesh = Mesh {
-            triangles: &tris,
-            edges: &edges,
-            layer: &layer,
-            layer_self_collide: &[true],
-        };
-        let inflate = vec![0.002; n];
-        let mut bp = BroadPhase::new(n, &tris, &edges);
-        bp.build(&mesh, &x0, &x1, &inflate);
+        let (tris, edges) = (mesh.triangles, mesh.edges);
         let vb: Vec<Aabb> = (0..n)
             .map(|i| Aabb::swept(x0[i], x1[i], inflate[i]))
             .collect();
@@ -532,6 +527,24 @@ mod tests {
                 }
             }
         }
+        (vf, ee)
+    }
+
+    #[test]
+    fn candidates_equal_brute_force_in_canonical_order() {
+        let (x0, x1, tris, edges) = soup();
+        let n = x0.len();
+        let layer = vec![0; n];
+        let mesh = Mesh {
+            triangles: &tris,
+            edges: &edges,
+            layer: &layer,
+            layer_self_collide: &[true],
+        };
+        let inflate = vec![0.002; n];
+        let mut bp = BroadPhase::new(n, &tris, &edges);
+        bp.build(&mesh, &x0, &x1, &inflate);
+        let (vf, ee) = brute_force(&mesh, &x0, &x1, &inflate);
         assert!(
             bp.hash.has_coarse(),
             "the soup must exercise coarser levels"
@@ -539,5 +552,86 @@ mod tests {
         assert!(vf.len() > 100 && ee.len() > 100);
         assert_eq!(bp.vf, vf);
         assert_eq!(bp.ee, ee);
+    }
+
+    /// Two connected, crumpled 16×16 grids (vertices moved by up to 0.75 edge length per axis):
+    /// neighbouring triangles (sharing a vertex) give candidates too, which the soup of separate
+    /// triangles above never has. With self-collision off, only pairs across the grids remain.
+    #[test]
+    fn crumpled_grid_candidates_equal_brute_force() {
+        let mut s = 0x5eed_1234_abcd_0001u64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let (side, h) = (16u32, 0.01);
+        let mut x0 = Vec::new();
+        let mut tris = Vec::new();
+        for sheet in 0..2u32 {
+            let base = sheet * side * side;
+            for j in 0..side {
+                for i in 0..side {
+                    let p = Vec3::new(i as f32 * h, 0.004 * sheet as f32, j as f32 * h);
+                    x0.push(p + 1.5 * h * Vec3::new(r(), r(), r()));
+                }
+            }
+            for j in 0..side - 1 {
+                for i in 0..side - 1 {
+                    let v = base + j * side + i;
+                    tris.push([v, v + 1, v + side]);
+                    tris.push([v + 1, v + side + 1, v + side]);
+                }
+            }
+        }
+        let x1: Vec<Vec3> = x0
+            .iter()
+            .map(|p| *p + 0.3 * h * Vec3::new(r(), r(), r()))
+            .collect();
+        let mut edges: Vec<[u32; 2]> = tris
+            .iter()
+            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+            .map(|[a, b]| [a.min(b), a.max(b)])
+            .collect();
+        edges.sort_unstable();
+        edges.dedup();
+        let n = x0.len();
+        let layer: Vec<u32> = (0..n as u32).map(|i| i / (side * side)).collect();
+        let inflate = vec![0.002; n];
+        let mut bp = BroadPhase::new(n, &tris, &edges);
+        for self_collide in [true, false] {
+            let mesh = Mesh {
+                triangles: &tris,
+                edges: &edges,
+                layer: &layer,
+                layer_self_collide: &[self_collide, self_collide],
+            };
+            bp.build(&mesh, &x0, &x1, &inflate);
+            let (vf, ee) = brute_force(&mesh, &x0, &x1, &inflate);
+            // Vertex–triangle pairs of neighbouring triangles.
+            let share_vertex = |a: &[u32; 3], b: &[u32; 3]| a.iter().any(|v| b.contains(v));
+            let from_near = vf
+                .iter()
+                .filter(|&&[p, t]| {
+                    tris.iter()
+                        .any(|a| a.contains(&p) && share_vertex(a, &tris[t as usize]))
+                })
+                .count();
+            assert_eq!(
+                from_near > 50,
+                self_collide,
+                "{from_near} neighbour pairs of {}",
+                vf.len()
+            );
+            assert!(
+                vf.len() > 200 && ee.len() > 200,
+                "{} {}",
+                vf.len(),
+                ee.len()
+            );
+            assert_eq!(bp.vf, vf, "self-collision {self_collide}");
+            assert_eq!(bp.ee, ee, "self-collision {self_collide}");
+        }
     }
 }
