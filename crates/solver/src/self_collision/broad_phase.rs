@@ -13,6 +13,7 @@
 //! that removes many neighbours whose boxes merely touch.
 
 use super::diagonal_slabs::Slabs;
+use super::dop18::Dop18;
 use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
 use glam::Vec3;
 use rayon::prelude::*;
@@ -54,6 +55,7 @@ pub struct Mesh<'a> {
 
 impl Mesh<'_> {
     /// Within a garment only if its self-collision is on; between garments always.
+    #[inline]
     fn allowed(&self, a: u32, b: u32) -> bool {
         let (la, lb) = (self.layer[a as usize], self.layer[b as usize]);
         la != lb || self.layer_self_collide[la as usize]
@@ -62,12 +64,14 @@ impl Mesh<'_> {
     /// Vertex `p` against triangle `t`: not one of its corners, layers allowed. (Pairs of
     /// immovable vertices are kept: if their prescribed motions cross, only the impact-zone
     /// fail-safe can resolve them.)
+    #[inline]
     fn vertex_triangle_ok(&self, p: u32, t: u32) -> bool {
         let tri = self.triangles[t as usize];
         !tri.contains(&p) && self.allowed(p, tri[0])
     }
 
     /// Edges `e` and `f`: no shared vertex, layers allowed.
+    #[inline]
     fn edge_edge_ok(&self, e: u32, f: u32) -> bool {
         let (a, b) = (self.edges[e as usize], self.edges[f as usize]);
         !(b.contains(&a[0]) || b.contains(&a[1])) && self.allowed(a[0], b[0])
@@ -152,8 +156,9 @@ impl Features {
         }
     }
 
-    fn verts_of(&self, t: u32) -> &[u32] {
-        &self.verts[self.vstart[t as usize] as usize..self.vstart[t as usize + 1] as usize]
+    /// Range of the vertices of `t` in `self.verts` (and in the per-build vertex bound array).
+    fn vert_range(&self, t: u32) -> std::ops::Range<usize> {
+        self.vstart[t as usize] as usize..self.vstart[t as usize + 1] as usize
     }
 
     /// Range of the edges of `t` in `self.edges` (and in the per-build edge bound arrays).
@@ -174,12 +179,14 @@ pub struct BroadPhase {
     /// Edge–edge candidates `[e, f]` with e < f, sorted.
     pub ee: Vec<[u32; 2]>,
     features: Features,
-    /// Triangle boxes (m) and slabs.
+    /// Triangle boxes (m), hashed.
     tbox: Vec<Aabb>,
-    tslab: Vec<Slabs>,
-    /// Edge boxes (m) and slabs, in the order of `features.edges`.
+    /// Edge boxes (m), for the cell size.
     ebox: Vec<Aabb>,
-    eslab: Vec<Slabs>,
+    /// 18-DOPs of the triangles, and of the vertices and edges in the order of `features`.
+    tdop: Vec<Dop18>,
+    vdop: Vec<Dop18>,
+    edop: Vec<Dop18>,
     hash: SpatialHash,
     extents: Vec<f32>,
     bufs: Vec<Task>,
@@ -192,12 +199,10 @@ pub struct BroadPhase {
 struct Expand<'a> {
     mesh: &'a Mesh<'a>,
     features: &'a Features,
-    vbox: &'a [Aabb],
-    vslab: &'a [Slabs],
-    tbox: &'a [Aabb],
-    tslab: &'a [Slabs],
-    ebox: &'a [Aabb],
-    eslab: &'a [Slabs],
+    /// 18-DOPs of the triangles, and of the vertices and edges in the order of `features`.
+    tdop: &'a [Dop18],
+    vdop: &'a [Dop18],
+    edop: &'a [Dop18],
 }
 
 impl Expand<'_> {
@@ -208,27 +213,29 @@ impl Expand<'_> {
     /// in its triangle's box. (A triangle with itself would give only pairs sharing a vertex.)
     #[inline]
     fn pair(&self, a: u32, b: u32, buf: &mut Task) {
-        if !self.tslab[a as usize].overlaps(&self.tslab[b as usize]) {
+        let (da, db) = (&self.tdop[a as usize], &self.tdop[b as usize]);
+        if !da.overlaps(db) {
             return;
         }
-        for (p, t) in [(a, b), (b, a)] {
-            let (tb, ts) = (&self.tbox[t as usize], &self.tslab[t as usize]);
-            for &v in self.features.verts_of(p) {
-                if self.vbox[v as usize].overlaps(tb) & self.vslab[v as usize].overlaps(ts)
-                    && self.mesh.vertex_triangle_ok(v, t)
-                {
-                    buf.vf.push([v, t]);
+        let f = self.features;
+        for (p, t, dt) in [(a, b, db), (b, a, da)] {
+            for k in f.vert_range(p) {
+                if self.vdop[k].overlaps(dt) {
+                    let v = f.verts[k];
+                    if self.mesh.vertex_triangle_ok(v, t) {
+                        buf.vf.push([v, t]);
+                    }
                 }
             }
         }
-        let (ra, rb) = (self.features.edge_range(a), self.features.edge_range(b));
+        let (ra, rb) = (f.edge_range(a), f.edge_range(b));
         for i in ra {
-            let (bi, si) = (&self.ebox[i], &self.eslab[i]);
+            let di = &self.edop[i];
             for j in rb.clone() {
-                if bi.overlaps(&self.ebox[j]) & si.overlaps(&self.eslab[j]) {
-                    let (e, f) = (self.features.edges[i], self.features.edges[j]);
-                    if self.mesh.edge_edge_ok(e, f) {
-                        buf.ee.push([e.min(f), e.max(f)]);
+                if di.overlaps(&self.edop[j]) {
+                    let (e, g) = (f.edges[i], f.edges[j]);
+                    if self.mesh.edge_edge_ok(e, g) {
+                        buf.ee.push([e.min(g), e.max(g)]);
                     }
                 }
             }
@@ -242,14 +249,16 @@ impl BroadPhase {
     /// # Panics
     /// If an edge is not an edge of any triangle.
     pub fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
+        let features = Features::new(n, triangles, edges);
         Self {
             vbox: vec![Aabb::EMPTY; n],
             vslab: vec![Slabs::EMPTY; n],
-            features: Features::new(n, triangles, edges),
             tbox: vec![Aabb::EMPTY; triangles.len()],
-            tslab: vec![Slabs::EMPTY; triangles.len()],
             ebox: vec![Aabb::EMPTY; edges.len()],
-            eslab: vec![Slabs::EMPTY; edges.len()],
+            tdop: vec![Dop18::EMPTY; triangles.len()],
+            vdop: vec![Dop18::EMPTY; features.verts.len()],
+            edop: vec![Dop18::EMPTY; edges.len()],
+            features,
             ..Self::default()
         }
     }
@@ -277,22 +286,26 @@ impl BroadPhase {
         let (vbox, vslab) = (&self.vbox, &self.vslab);
         self.tbox
             .par_iter_mut()
-            .zip(self.tslab.par_iter_mut())
+            .zip(self.tdop.par_iter_mut())
             .zip(mesh.triangles.par_iter())
-            .for_each(|((b, s), t)| {
+            .for_each(|((b, d), t)| {
                 let [i, j, k] = t.map(|v| v as usize);
                 *b = vbox[i].union(vbox[j]).union(vbox[k]);
-                *s = vslab[i].union(vslab[j]).union(vslab[k]);
+                *d = Dop18::new(b, &vslab[i].union(vslab[j]).union(vslab[k]));
             });
-        let fe = &self.features.edges;
+        let f = &self.features;
+        self.vdop
+            .par_iter_mut()
+            .zip(f.verts.par_iter())
+            .for_each(|(d, &v)| *d = Dop18::new(&vbox[v as usize], &vslab[v as usize]));
         self.ebox
             .par_iter_mut()
-            .zip(self.eslab.par_iter_mut())
-            .zip(fe.par_iter())
-            .for_each(|((b, s), &e)| {
+            .zip(self.edop.par_iter_mut())
+            .zip(f.edges.par_iter())
+            .for_each(|((b, d), &e)| {
                 let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
                 *b = vbox[i].union(vbox[j]);
-                *s = vslab[i].union(vslab[j]);
+                *d = Dop18::new(b, &vslab[i].union(vslab[j]));
             });
         let cell = CELL_FACTOR * SpatialHash::cell_size_for(&self.ebox, &mut self.extents);
         self.hash.build(&self.tbox, cell);
@@ -301,12 +314,9 @@ impl BroadPhase {
         let ex = Expand {
             mesh,
             features: &self.features,
-            vbox: &self.vbox,
-            vslab: &self.vslab,
-            tbox: &self.tbox,
-            tslab: &self.tslab,
-            ebox: &self.ebox,
-            eslab: &self.eslab,
+            tdop: &self.tdop,
+            vdop: &self.vdop,
+            edop: &self.edop,
         };
         self.raw_vf.clear();
         self.raw_ee.clear();
@@ -417,8 +427,9 @@ mod tests {
         let tris = [[0, 1, 2], [2, 1, 3]];
         let edges = [[0, 1], [0, 2], [1, 2], [1, 3], [2, 3]];
         let f = Features::new(5, &tris, &edges);
-        assert_eq!(f.verts_of(0), &[0, 1, 2]);
-        assert_eq!(f.verts_of(1), &[3]);
+        let verts_of = |t| f.verts[f.vert_range(t)].to_vec();
+        assert_eq!(verts_of(0), vec![0, 1, 2]);
+        assert_eq!(verts_of(1), vec![3]);
         let edges_of = |t| f.edges[f.edge_range(t)].to_vec();
         assert_eq!(edges_of(0), vec![0, 1, 2]);
         assert_eq!(edges_of(1), vec![3, 4]);

@@ -56,13 +56,24 @@ impl Slabs {
         }
     }
 
-    #[inline]
+    /// Do the slabs overlap? (The broad phase tests box and slabs together, see
+    /// [`Dop18`](super::dop18::Dop18); this is the reference for its tests.)
+    #[cfg(test)]
     pub fn overlaps(&self, o: &Slabs) -> bool {
         (self.sum_lo.cmple(o.sum_hi)
             & o.sum_lo.cmple(self.sum_hi)
             & self.diff_lo.cmple(o.diff_hi)
             & o.diff_lo.cmple(self.diff_hi))
         .all()
+    }
+
+    /// Lower and upper bounds along the six axes x+y, y+z, z+x, x−y, y−z, z−x (m·√2).
+    pub fn bounds(&self) -> ([f32; 6], [f32; 6]) {
+        let (sl, sh, dl, dh) = (self.sum_lo, self.sum_hi, self.diff_lo, self.diff_hi);
+        (
+            [sl.x, sl.y, sl.z, dl.x, dl.y, dl.z],
+            [sh.x, sh.y, sh.z, dh.x, dh.y, dh.z],
+        )
     }
 
     /// Does a ball of radius `r` (m) around `p` lie inside the slabs?

@@ -24,6 +24,7 @@ mod bucket_lanes;
 pub mod ccd;
 mod contact;
 mod diagonal_slabs;
+mod dop18;
 mod impact_zones;
 mod impulses;
 mod intersections;
