@@ -10,6 +10,10 @@ is shared, CPU time is less disturbed by other load) and the ratio Blender / clo
 commit and the load average before and after.
 
     python3 benches/blender_compare.py [--frames 48] [--resolution 64] [--bin target/release/clothbake]
+        [--before OTHER_BINARY]
+
+With `--before`, a second clothbake binary (e.g. built from an earlier commit) bakes the same scenes in
+the same run, right before `--bin`, and a second table gives both and their ratio.
 """
 
 from __future__ import annotations
@@ -110,9 +114,11 @@ radius = 0.3
 
 def clothbake_ms_per_frame(
     binary: str, resolution: int, frames: int, self_collision: bool
-) -> tuple[float, float]:
-    """(wall, CPU) milliseconds per simulated frame. Wall: the report's per-frame seconds; CPU: the
-    whole process (including loading and writing, so slightly pessimistic) per simulated frame."""
+) -> tuple[float, float, dict]:
+    """(wall, CPU) milliseconds per simulated frame and a summary of the bake report. Wall: the
+    report's per-frame seconds; CPU: the whole process (including loading and writing, so slightly
+    pessimistic) per simulated frame. Summary: accepted and rejected substeps, CG iterations (of
+    accepted substeps) and the report's stage times in ms per frame."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         scene = write_clothbake_scene(folder, resolution, frames, self_collision)
@@ -127,8 +133,18 @@ def clothbake_ms_per_frame(
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         data = json.loads(report.read_text())
         # Sample 0 is the rest state; the simulated frames follow it.
-        walls = [f["seconds"] for f in data["frames"][1:]]
-        return sum(walls) * 1000.0 / len(walls), cpu * 1000.0 / len(walls)
+        simulated = data["frames"][1:]
+        walls = [f["seconds"] for f in simulated]
+        summary = {
+            key: sum(f.get(key, 0) for f in simulated)
+            for key in ("substeps", "rejected_substeps", "cg_iterations")
+        }
+        stages: dict = {}
+        for f in simulated:
+            for stage, seconds in (f.get("stages") or {}).items():
+                stages[stage] = stages.get(stage, 0.0) + seconds * 1000.0 / len(simulated)
+        summary["stages"] = stages
+        return sum(walls) * 1000.0 / len(walls), cpu * 1000.0 / len(walls), summary
 
 
 def main() -> int:
@@ -138,6 +154,7 @@ def main() -> int:
     parser.add_argument(
         "--bin", default=os.environ.get("CLOTHBAKE_BIN", str(REPO / "target/release/clothbake"))
     )
+    parser.add_argument("--before", help="an earlier clothbake binary to time in the same run")
     args = parser.parse_args()
     commit = subprocess.run(
         ["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True
@@ -146,8 +163,13 @@ def main() -> int:
     rows = []
     for self_collision in (False, True):
         blender = blender_ms_per_frame(args.resolution, args.frames, self_collision)
+        before = (
+            clothbake_ms_per_frame(args.before, args.resolution, args.frames, self_collision)
+            if args.before
+            else None
+        )
         ours = clothbake_ms_per_frame(args.bin, args.resolution, args.frames, self_collision)
-        rows.append((self_collision, blender, ours))
+        rows.append((self_collision, blender, ours, before))
     load_after = os.getloadavg()
     n = args.resolution
     print(f"{n}x{n} sheet on a sphere, 5 substeps/frame, {args.frames} frames, {os.cpu_count()} cores")
@@ -155,11 +177,35 @@ def main() -> int:
     print("| self-collision | Blender 4.5 ms/frame wall (CPU) | clothbake ms/frame wall (CPU) "
           "| Blender / clothbake wall (CPU) |")
     print("|---|---:|---:|---:|")
-    for self_collision, (b_wall, b_cpu), (o_wall, o_cpu) in rows:
+    for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), _ in rows:
         print(
             f"| {'on' if self_collision else 'off'} | {b_wall:.1f} ({b_cpu:.1f}) | {o_wall:.1f} ({o_cpu:.1f}) "
             f"| {b_wall / o_wall:.1f}x ({b_cpu / o_cpu:.1f}x) |"
         )
+    if args.before:
+        print(f"\nbefore = {args.before}, after = {args.bin}")
+        print("| self-collision | before ms/frame wall (CPU) | after ms/frame wall (CPU) "
+              "| before / after wall (CPU) | Blender / before wall (CPU) |")
+        print("|---|---:|---:|---:|---:|")
+        for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), (p_wall, p_cpu, _) in rows:
+            print(
+                f"| {'on' if self_collision else 'off'} | {p_wall:.1f} ({p_cpu:.1f}) "
+                f"| {o_wall:.1f} ({o_cpu:.1f}) | {p_wall / o_wall:.2f}x ({p_cpu / o_cpu:.2f}x) "
+                f"| {b_wall / p_wall:.1f}x ({b_cpu / p_cpu:.1f}x) |"
+            )
+    print("\nclothbake bake reports (stage times in ms per frame, wall):")
+    print("| self-collision | binary | substeps (rejected) | CG iterations / accepted substep | stages |")
+    print("|---|---|---:|---:|---|")
+    for self_collision, _, ours, before in rows:
+        for name, run in (("before", before), ("after" if before else "clothbake", ours)):
+            if run is None:
+                continue
+            s = run[2]
+            stages = ", ".join(f"{k} {v:.1f}" for k, v in s["stages"].items() if v >= 0.05)
+            print(
+                f"| {'on' if self_collision else 'off'} | {name} | {s['substeps']} ({s['rejected_substeps']}) "
+                f"| {s['cg_iterations'] / max(s['substeps'], 1):.1f} | {stages} |"
+            )
     return 0
 
 

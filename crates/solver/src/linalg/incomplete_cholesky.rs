@@ -9,8 +9,14 @@
 //!   W_ij = Ã_ij − Σ_{k<j} W_ik D_k⁻¹ W_jkᵀ,   D_i = Ã_ii − Σ_{k<i} W_ik D_k⁻¹ W_ikᵀ,
 //!
 //! with the sums over k in the pattern of both rows. M is SPD whenever every D_i is (W arbitrary), so a
-//! pivot that is not clearly positive definite (IC(0) breakdown) is replaced by Ã_ii. MPCG then uses
-//! z = S·M⁻¹·r, SPD on the free subspace (Boxerman 2003 §5.2 asks exactly this of a preconditioner).
+//! pivot that is not clearly positive definite (IC(0) breakdown) is replaced by Ã_ii and its row of
+//! W dropped. MPCG then uses z = S·M⁻¹·r, SPD on the free subspace (Boxerman 2003 §5.2 asks exactly
+//! this of a preconditioner). SPD is not enough, though: after a breakdown the other rows' L = W·D⁻¹
+//! can be large and the triangular sweeps grow exponentially along the rows (an 80×80 cotton sheet at
+//! rest, in-plane stiffness 1500× its out-of-plane mass term, broke down in 367 pivots and gave
+//! rᵀM⁻¹r ≈ 1e36). The caller therefore refactors with the diagonal blocks scaled by 1 + α until no
+//! pivot breaks down (shifted incomplete Cholesky: Manteuffel 1980, "An incomplete factorization
+//! technique for positive definite linear systems", Math. Comp. 34).
 //!
 //! Couplings the pattern marks weak (bending-only ones between a hinge's opposite vertices) are
 //! left out of W: half the entries, for a few more iterations.
@@ -217,9 +223,9 @@ impl IncompleteCholesky {
         };
     }
 
-    /// Factors Ã = S·A·S + (I − S) (see the module doc). Returns the number of pivots that broke
-    /// down and were replaced by Ã_ii.
-    pub fn factor(&mut self, a: &BlockMatrix, filter: &[Filter]) -> u32 {
+    /// Factors Ã' = S·A·S + (I − S) with every diagonal block scaled by `shift` (1 = Ã itself; see
+    /// the module doc). Returns the number of pivots that broke down and were replaced by Ã'_ii.
+    pub fn factor(&mut self, a: &BlockMatrix, filter: &[Filter], shift: f32) -> u32 {
         self.symbolic(a);
         let n = a.pattern.rows();
         let sym = Symbolic {
@@ -232,7 +238,7 @@ impl IncompleteCholesky {
             update: &self.update,
         };
         let job = |(k, (values, d_inv)): (usize, (&mut PartitionValues, &mut [Mat3A]))| {
-            factor_partition(&sym, a, filter, partition(k, n), values, d_inv)
+            factor_partition(&sym, a, filter, shift, partition(k, n), values, d_inv)
         };
         if parallel(n) {
             self.values
@@ -325,12 +331,14 @@ struct Symbolic<'a> {
     update: &'a [[u32; 2]],
 }
 
-/// Factors one partition in row order into its `values` and `d_inv` (the partition's slice).
+/// Factors one partition in row order into its `values` and `d_inv` (the partition's slice), with
+/// the diagonal blocks scaled by `shift`.
 /// Returns the number of replaced pivots.
 fn factor_partition(
     sym: &Symbolic,
     a: &BlockMatrix,
     filter: &[Filter],
+    shift: f32,
     rows: Range<usize>,
     values: &mut PartitionValues,
     d_inv: &mut [Mat3A],
@@ -341,7 +349,7 @@ fn factor_partition(
     let mut replaced = 0;
     for i in rows.clone() {
         let si = filter[i];
-        let mut d = filtered_diag(a.diag[i], si);
+        let mut d = filtered_diag(a.diag[i], si) * shift;
         let reference = d;
         for e in sym.lower_ptr[i] as usize..sym.lower_ptr[i + 1] as usize {
             let j = sym.lower_col[e] as usize;
@@ -361,6 +369,10 @@ fn factor_partition(
             Some(inv) => inv,
             None => {
                 replaced += 1;
+                let row =
+                    sym.lower_ptr[i] as usize - e_base..sym.lower_ptr[i + 1] as usize - e_base;
+                w[row.clone()].fill(Mat3A::ZERO);
+                wd[row].fill(Mat3A::ZERO);
                 spd_inverse(reference, reference).unwrap_or(Mat3A::IDENTITY)
             }
         };
@@ -408,7 +420,7 @@ mod tests {
             })
             .collect();
         let mut ic = IncompleteCholesky::new();
-        assert_eq!(ic.factor(&a, &filter), 0);
+        assert_eq!(ic.factor(&a, &filter, 1.0), 0);
         // x in the free subspace; Ã·x = S·A·x.
         let x: Vec<Vec3A> = (0..n)
             .map(|i| {

@@ -139,6 +139,10 @@ pub struct CgResult {
     pub non_finite: bool,
 }
 
+/// Diagonal scalings 1 + α tried in turn until the incomplete Cholesky factor has no pivot
+/// breakdown (shifted IC; see [`IncompleteCholesky`]). The last one is kept even if it breaks down.
+const IC_SHIFTS: [f32; 6] = [1.0, 1.01, 1.05, 1.25, 2.0, 5.0];
+
 /// The preconditioner's values for the current matrix.
 #[derive(Debug, Default, Clone)]
 struct Factor {
@@ -172,7 +176,11 @@ impl Factor {
                 });
             }
             Preconditioner::IncompleteCholesky => {
-                self.ic.factor(a, filter);
+                for shift in IC_SHIFTS {
+                    if self.ic.factor(a, filter, shift) == 0 {
+                        break;
+                    }
+                }
             }
         }
     }
