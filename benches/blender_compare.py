@@ -142,7 +142,9 @@ def clothbake_ms_per_frame(
         stages: dict = {}
         for f in simulated:
             for stage, seconds in (f.get("stages") or {}).items():
-                stages[stage] = stages.get(stage, 0.0) + seconds * 1000.0 / len(simulated)
+                # Nested breakdowns (self_collision_parts) are parts of a stage already counted.
+                if isinstance(seconds, (int, float)):
+                    stages[stage] = stages.get(stage, 0.0) + seconds * 1000.0 / len(simulated)
         summary["stages"] = stages
         return sum(walls) * 1000.0 / len(walls), cpu * 1000.0 / len(walls), summary
 

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use clothbake_solver::self_collision::SelfCollisionTimes;
 use clothbake_solver::StageTimes;
 use serde::Serialize;
 
@@ -20,12 +21,46 @@ pub struct BakeStages {
     pub body_collisions: f64,
     /// Solver: cloth–cloth collision.
     pub self_collision: f64,
+    /// Where the cloth–cloth time went (parts of `self_collision`).
+    pub self_collision_parts: SelfCollisionParts,
     /// Solver: everything else (state copies, strain checks, pins).
     pub solver_other: f64,
     /// The report's per-frame measurements (collider distance, self-intersection count).
     pub measurements: f64,
     /// Converting frames to output coordinates and writing them to the caches.
     pub cache_writing: f64,
+}
+
+/// Seconds of the cloth–cloth stage per part (the rest of it is per-vertex bookkeeping).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SelfCollisionParts {
+    /// Bounds, spatial hash and candidate pairs, rebuilds included.
+    pub broad_phase: f64,
+    /// Proximity tests and repulsion impulses.
+    pub proximity: f64,
+    /// Continuous collision detection and its impulses.
+    pub ccd: f64,
+    /// Rigid impact zones.
+    pub impact_zones: f64,
+}
+
+impl SelfCollisionParts {
+    fn add(&mut self, t: &SelfCollisionTimes) {
+        self.broad_phase += t.broad_phase;
+        self.proximity += t.proximity;
+        self.ccd += t.ccd;
+        self.impact_zones += t.impact_zones;
+    }
+
+    /// Part names and values in display order.
+    pub fn entries(&self) -> [(&'static str, f64); 4] {
+        [
+            ("broad_phase", self.broad_phase),
+            ("proximity", self.proximity),
+            ("ccd", self.ccd),
+            ("impact_zones", self.impact_zones),
+        ]
+    }
 }
 
 impl BakeStages {
@@ -49,6 +84,7 @@ impl BakeStages {
         self.linear_solve += t.solve;
         self.body_collisions += t.collide;
         self.self_collision += t.self_collide;
+        self.self_collision_parts.add(&t.self_parts);
         self.solver_other += t.other;
     }
 
@@ -60,6 +96,13 @@ impl BakeStages {
             collide: o.body_collisions,
             self_collide: o.self_collision,
             other: o.solver_other,
+            self_parts: SelfCollisionTimes {
+                broad_phase: o.self_collision_parts.broad_phase,
+                proximity: o.self_collision_parts.proximity,
+                ccd: o.self_collision_parts.ccd,
+                impact_zones: o.self_collision_parts.impact_zones,
+                other: 0.0,
+            },
         });
         self.measurements += o.measurements;
         self.cache_writing += o.cache_writing;
@@ -69,13 +112,19 @@ impl BakeStages {
         self.entries().iter().map(|(_, s)| s).sum()
     }
 
-    /// The human summary: one line per stage with seconds and percent of the staged total.
+    /// The human summary: one line per stage with seconds and percent of the staged total, the
+    /// parts of self-collision indented under it when it ran.
     pub fn summary(&self) -> String {
         let total = self.total();
+        let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
         let mut out = format!("time per stage ({total:.2} s in stages):\n");
         for (name, s) in self.entries() {
-            let pct = if total > 0.0 { 100.0 * s / total } else { 0.0 };
-            out.push_str(&format!("  {name:<16}{s:>9.3} s {pct:>5.1} %\n"));
+            out.push_str(&format!("  {name:<16}{s:>9.3} s {:>5.1} %\n", pct(s)));
+            if name == "self_collision" && s > 0.0 {
+                for (part, p) in self.self_collision_parts.entries() {
+                    out.push_str(&format!("    {part:<14}{p:>9.3} s {:>5.1} %\n", pct(p)));
+                }
+            }
         }
         out
     }
@@ -114,6 +163,13 @@ mod tests {
             collide: 5.0,
             self_collide: 6.0,
             other: 7.0,
+            self_parts: SelfCollisionTimes {
+                broad_phase: 2.0,
+                proximity: 1.5,
+                ccd: 1.0,
+                impact_zones: 0.5,
+                other: 0.25,
+            },
         });
         assert_eq!(b.forces, 3.0);
         assert_eq!(b.linear_solve, 4.0);
@@ -126,6 +182,8 @@ mod tests {
         sum.add(&b);
         assert_eq!(sum.total(), 56.0);
         assert_eq!(sum.linear_solve, 8.0);
+        assert_eq!(sum.self_collision_parts.broad_phase, 4.0);
+        assert_eq!(sum.self_collision_parts.impact_zones, 1.0);
         let text = sum.summary();
         assert!(
             text.starts_with("time per stage (56.00 s in stages):\n"),
@@ -133,6 +191,12 @@ mod tests {
         );
         assert!(
             text.contains("  linear_solve        8.000 s  14.3 %\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  self_collision     12.000 s  21.4 %\n    broad_phase       4.000 s   7.1 %\n"
+            ),
             "{text}"
         );
     }

@@ -17,6 +17,8 @@ const STAGES: [&str; 8] = [
     "cache_writing",
 ];
 
+const SELF_PARTS: [&str; 4] = ["broad_phase", "proximity", "ccd", "impact_zones"];
+
 fn stage_sum(stages: &Value) -> f64 {
     STAGES
         .iter()
@@ -37,7 +39,7 @@ fn report_has_stage_times_per_frame_that_add_up() {
     let mut totals = [0.0f64; 8];
     for f in frames {
         let st = &f["stages"];
-        assert_eq!(st.as_object().map(|o| o.len()), Some(8), "{st}");
+        assert_eq!(st.as_object().map(|o| o.len()), Some(9), "{st}");
         for (i, k) in STAGES.iter().enumerate() {
             let v = st[k]
                 .as_f64()
@@ -45,9 +47,20 @@ fn report_has_stage_times_per_frame_that_add_up() {
             assert!(v >= 0.0, "{k} = {v}");
             totals[i] += v;
         }
-        // The stages are laps inside the frame's own wall time.
+        // The stages are laps inside the frame's own wall time, and the parts of self-collision
+        // laps inside its time.
         let seconds = f["seconds"].as_f64().unwrap();
         assert!(stage_sum(st) <= seconds + 1e-9, "{st} vs {seconds}");
+        let parts: f64 = SELF_PARTS
+            .iter()
+            .map(|k| {
+                let v = st["self_collision_parts"][k].as_f64();
+                v.unwrap_or_else(|| panic!("self_collision_parts.{k} missing: {st}"))
+            })
+            .sum();
+        let self_collision = st["self_collision"].as_f64().unwrap();
+        assert!(parts <= self_collision + 1e-9, "{st}");
+        assert_eq!(parts > 0.0, self_collision > 0.0, "{st}");
     }
     // The rest frame runs no solver; every simulated frame does (sheet: self-collision on).
     let rest = &frames[0]["stages"];
@@ -98,7 +111,17 @@ fn human_bake_ends_with_a_stage_summary() {
         .iter()
         .position(|l| l.starts_with("time per stage ("))
         .unwrap_or_else(|| panic!("no summary:\n{}", r.stdout));
-    let rows = &lines[at + 1..];
+    // The stages at two spaces, the parts of self-collision (the sample has it on) under it at four.
+    let rows: Vec<&str> = lines[at + 1..]
+        .iter()
+        .copied()
+        .filter(|l| !l.starts_with("    "))
+        .collect();
+    let parts: Vec<&str> = lines[at + 1..]
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("    "))
+        .collect();
     assert_eq!(rows.len(), 8, "{}", r.stdout);
     let mut percent = 0.0;
     for (row, name) in rows.iter().zip(STAGES) {
@@ -112,4 +135,19 @@ fn human_bake_ends_with_a_stage_summary() {
         (percent - 100.0).abs() < 0.5,
         "percentages sum to {percent}"
     );
+    let self_row = lines
+        .iter()
+        .position(|l| l.starts_with("  self_collision"))
+        .unwrap();
+    assert_eq!(
+        &lines[self_row + 1..self_row + 5],
+        &parts[..],
+        "{}",
+        r.stdout
+    );
+    for (row, name) in parts.iter().zip(SELF_PARTS) {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols.len(), 5, "{row}");
+        assert_eq!(cols[0], name);
+    }
 }

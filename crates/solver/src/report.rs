@@ -1,6 +1,7 @@
 //! What a frame (and each of its substeps) did: solver statistics, strain, contacts, stage times.
 
 use crate::linalg::CgResult;
+use crate::self_collision::SelfCollisionTimes;
 
 /// Wall-clock seconds spent per stage.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -15,6 +16,9 @@ pub struct StageTimes {
     pub self_collide: f64,
     /// Everything else (state copies, strain checks, pins).
     pub other: f64,
+    /// The parts of `self_collide` inside the cloth–cloth stage (the rest of `self_collide` is
+    /// the body normals and velocity bookkeeping around it).
+    pub self_parts: SelfCollisionTimes,
 }
 
 impl StageTimes {
@@ -24,6 +28,7 @@ impl StageTimes {
         self.collide += o.collide;
         self.self_collide += o.self_collide;
         self.other += o.other;
+        self.self_parts.add(&o.self_parts);
     }
 
     pub fn total(&self) -> f64 {

@@ -467,6 +467,7 @@ impl Simulation {
                     &self.sub_colliders,
                 );
                 lap(&mut times.self_collide);
+                times.self_parts = r.times;
                 min_distance = self.min_collider_distance();
                 lap(&mut times.collide);
                 (r.contacts + r.collisions, r.unresolved)

@@ -1,32 +1,38 @@
 //! Broad phase of the cloth–cloth stage: candidate vertex–triangle and edge–edge pairs whose swept,
-//! inflated boxes overlap, rebuilt in O(n) from one [`SpatialHash`] over the triangle boxes only
-//! (Kang 2003 §5.3; cell size = 1.5 × median edge box). Every vertex and edge is assigned to one of
-//! its triangles ("representative triangles", Curtis, Tamstorf & Manocha 2008, [`Features`]), and
-//! each pair of triangles whose boxes overlap is expanded into the vertex–triangle and edge–edge
-//! pairs of the features they own: a third of the primitives in the hash, a sixth of the box tests
-//! per bucket. Same-level triangle pairs come from a join of every hash bucket; pairs across levels
-//! (fast or huge triangles) from box queries of the finer triangle into the coarser levels. Both run
-//! in parallel over fixed-size chunks, and the result is put in canonical order — vertex–triangle
-//! by (vertex, triangle), edge–edge by (edge, edge) — by a counting sort, so it depends neither on
-//! the thread count nor on the hash layout. A pair whose boxes overlap is kept only if its
-//! [`Slabs`] (the diagonal axes of an 18-DOP) overlap too: on a sheet lying in a coordinate plane
-//! that removes many neighbours whose boxes merely touch.
+//! inflated 18-DOPs overlap, rebuilt in O(n) every call from one [`SpatialHash`] (Kang 2003 §5.3)
+//! over the boxes of triangle clusters: the two halves of each quad (pairs of triangles sharing
+//! their longest edge, [`pair_triangles`]), so the hash holds half as many boxes as triangles.
+//! Every vertex and edge is assigned to one of its triangles ("representative triangles", Curtis,
+//! Tamstorf & Manocha 2008, [`Features`]), and each pair of triangles whose boxes overlap is
+//! expanded into the vertex–triangle and edge–edge pairs of the features they own. Cluster pairs
+//! come from a join of every non-empty hash bucket (same level) and from box queries of the finer
+//! cluster into the coarser levels (fast or huge triangles); both run in parallel over fixed-size
+//! chunks. Triangle pairs that share a vertex are skipped there: on smooth cloth they are most of
+//! the overlapping pairs but give few candidates, and their feature pairs come from a list made
+//! once from the topology ([`AdjacentPairs`]), tested while one thread fills the hash. A pair is
+//! kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a sheet
+//! lying in a coordinate plane that removes many neighbours whose boxes merely touch. The result is
+//! put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge, edge) — by a
+//! counting sort, so it depends neither on the thread count nor on the hash layout.
 
-use super::diagonal_slabs::Slabs;
+use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
 use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
 use glam::Vec3;
 use rayon::prelude::*;
 
-/// Hash buckets per parallel join task (fixed, so the output order is thread-independent).
-const BUCKET_CHUNK: usize = 2048;
-/// Finest cell size as a multiple of the median edge box extent: fewer cells per box (and so fewer
-/// repeated box tests) against more triangles per cell. On the 64² fold of the benchmark, 1.5 was
-/// the fastest of 1, 1.5, 2 and 3 (measured with all primitives hashed; with triangles only 1, 1.5
-/// and 2 were within the noise).
-const CELL_FACTOR: f32 = 1.5;
+/// Non-empty hash buckets per parallel join task (fixed, so the output order is
+/// thread-independent).
+const BUCKET_CHUNK: usize = 64;
+/// Finest cell size as a multiple of the median cluster box extent: fewer cells per box (and so
+/// fewer repeated box tests) against more boxes per cell. On the 64² fold of the benchmark 2 and
+/// 2.5 were the fastest of 1, 1.5, 2 and 2.5 (broad phase 0.25 of the rest of the substep against
+/// 0.27–0.29 for 1; BENCHMARKS.md).
+const CELL_FACTOR: f32 = 2.0;
 /// Triangles per parallel cross-level query task.
 const PRIM_CHUNK: usize = 1024;
+/// Neighbour feature pairs per parallel task.
+const ADJACENT_CHUNK: usize = 16384;
 
 /// Reusable buffers of one parallel task: the pairs it found and its join scratch.
 #[derive(Debug, Default)]
@@ -61,9 +67,17 @@ impl Mesh<'_> {
         la != lb || self.layer_self_collide[la as usize]
     }
 
+    /// Does vertex `v`'s garment collide with itself?
+    #[inline]
+    fn self_collides(&self, v: u32) -> bool {
+        self.layer_self_collide[self.layer[v as usize] as usize]
+    }
+
     /// Vertex `p` against triangle `t`: not one of its corners, layers allowed. (Pairs of
     /// immovable vertices are kept: if their prescribed motions cross, only the impact-zone
-    /// fail-safe can resolve them.)
+    /// fail-safe can resolve them.) The reference for the tests; [`Expand`] knows it by
+    /// construction.
+    #[cfg(test)]
     #[inline]
     fn vertex_triangle_ok(&self, p: u32, t: u32) -> bool {
         let tri = self.triangles[t as usize];
@@ -71,7 +85,7 @@ impl Mesh<'_> {
     }
 
     /// Edges `e` and `f`: no shared vertex, layers allowed.
-    #[inline]
+    #[cfg(test)]
     fn edge_edge_ok(&self, e: u32, f: u32) -> bool {
         let (a, b) = (self.edges[e as usize], self.edges[f as usize]);
         !(b.contains(&a[0]) || b.contains(&a[1])) && self.allowed(a[0], b[0])
@@ -83,17 +97,17 @@ impl Mesh<'_> {
 /// and slabs contain its own. Features of triangle t are `verts[vstart[t]..vstart[t + 1]]` and
 /// `edges[estart[t]..estart[t + 1]]` (edge indices).
 #[derive(Debug, Default)]
-struct Features {
+pub(super) struct Features {
     vstart: Vec<u32>,
-    verts: Vec<u32>,
+    pub verts: Vec<u32>,
     estart: Vec<u32>,
-    edges: Vec<u32>,
+    pub edges: Vec<u32>,
 }
 
 impl Features {
     /// # Panics
     /// If an edge is not an edge of any triangle (the caller derives edges from the triangles).
-    fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
+    pub fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
         let nt = triangles.len();
         let none = u32::MAX;
         let mut vowner = vec![none; n];
@@ -157,12 +171,12 @@ impl Features {
     }
 
     /// Range of the vertices of `t` in `self.verts` (and in the per-build vertex bound array).
-    fn vert_range(&self, t: u32) -> std::ops::Range<usize> {
+    pub fn vert_range(&self, t: u32) -> std::ops::Range<usize> {
         self.vstart[t as usize] as usize..self.vstart[t as usize + 1] as usize
     }
 
     /// Range of the edges of `t` in `self.edges` (and in the per-build edge bound arrays).
-    fn edge_range(&self, t: u32) -> std::ops::Range<usize> {
+    pub fn edge_range(&self, t: u32) -> std::ops::Range<usize> {
         self.estart[t as usize] as usize..self.estart[t as usize + 1] as usize
     }
 }
@@ -170,29 +184,32 @@ impl Features {
 /// Reusable broad-phase state: bounds, hash, candidate lists.
 #[derive(Debug, Default)]
 pub struct BroadPhase {
-    /// Swept vertex boxes of the last build (m).
-    vbox: Vec<Aabb>,
-    /// Swept vertex slabs of the last build.
-    vslab: Vec<Slabs>,
+    /// Swept, inflated 18-DOP of each vertex in the last build.
+    vdop: Vec<Dop18>,
     /// Vertex–triangle candidates `[vertex, triangle]`, sorted.
     pub vf: Vec<[u32; 2]>,
     /// Edge–edge candidates `[e, f]` with e < f, sorted.
     pub ee: Vec<[u32; 2]>,
     features: Features,
-    /// Triangle boxes (m), hashed.
-    tbox: Vec<Aabb>,
-    /// Edge boxes (m), for the cell size.
-    ebox: Vec<Aabb>,
-    /// 18-DOPs of the triangles, and of the vertices and edges in the order of `features`.
+    /// Feature pairs of triangles sharing a vertex (tested directly, not through the hash).
+    adjacent: AdjacentPairs,
+    /// Pairs of triangles sharing an edge (or single triangles), made at the first build, and
+    /// their boxes (m), hashed.
+    clusters: Vec<[u32; 2]>,
+    cbox: Vec<Aabb>,
+    /// 18-DOPs of the triangles, and of the edges in the order of `features`.
     tdop: Vec<Dop18>,
-    vdop: Vec<Dop18>,
     edop: Vec<Dop18>,
     hash: SpatialHash,
+    /// Cluster box extents (m), scratch for the cell size.
     extents: Vec<f32>,
     bufs: Vec<Task>,
+    /// Candidates of the neighbour-pair list of the last build, per chunk.
+    near: Vec<Task>,
     raw_vf: Vec<[u32; 2]>,
     raw_ee: Vec<[u32; 2]>,
-    counts: Vec<u32>,
+    counts_vf: Vec<u32>,
+    counts_ee: Vec<u32>,
 }
 
 /// Read-only inputs of the per-pair expansion.
@@ -211,8 +228,42 @@ impl Expand<'_> {
     /// (edge–edge) pair whose boxes overlap comes from exactly one such triangle pair: that of the
     /// vertex's triangle and the triangle (of the two edges' triangles), since a feature's box lies
     /// in its triangle's box. (A triangle with itself would give only pairs sharing a vertex.)
-    #[inline]
+    /// Triangles sharing a vertex give nothing here: their pairs are in [`AdjacentPairs`]; so no
+    /// feature pair made here shares a vertex, and all share the two triangles' garments.
+    #[inline(always)]
     fn pair(&self, a: u32, b: u32, buf: &mut Task) {
+        let (ta, tb) = (
+            &self.mesh.triangles[a as usize],
+            &self.mesh.triangles[b as usize],
+        );
+        let shared = (ta[0] == tb[0]) | (ta[0] == tb[1]) | (ta[0] == tb[2]);
+        let shared = shared | (ta[1] == tb[0]) | (ta[1] == tb[1]) | (ta[1] == tb[2]);
+        let shared = shared | (ta[2] == tb[0]) | (ta[2] == tb[1]) | (ta[2] == tb[2]);
+        if !shared && self.mesh.allowed(ta[0], tb[0]) {
+            self.expand(a, b, buf);
+        }
+    }
+
+    /// [`Self::pair`] for every triangle of cluster `a` with every triangle of cluster `b` ≠ `a`.
+    #[inline]
+    fn clusters(&self, a: [u32; 2], b: [u32; 2], buf: &mut Task) {
+        for s in a {
+            if s == u32::MAX {
+                break;
+            }
+            for t in b {
+                if t == u32::MAX {
+                    break;
+                }
+                self.pair(s, t, buf);
+            }
+        }
+    }
+
+    /// The feature pairs of [`Self::pair`] for triangles `a`, `b` that share no vertex and may
+    /// collide.
+    #[inline(never)]
+    fn expand(&self, a: u32, b: u32, buf: &mut Task) {
         let (da, db) = (&self.tdop[a as usize], &self.tdop[b as usize]);
         if !da.overlaps(db) {
             return;
@@ -220,11 +271,9 @@ impl Expand<'_> {
         let f = self.features;
         for (p, t, dt) in [(a, b, db), (b, a, da)] {
             for k in f.vert_range(p) {
-                if self.vdop[k].overlaps(dt) {
-                    let v = f.verts[k];
-                    if self.mesh.vertex_triangle_ok(v, t) {
-                        buf.vf.push([v, t]);
-                    }
+                let v = f.verts[k];
+                if self.vdop[v as usize].overlaps(dt) {
+                    buf.vf.push([v, t]);
                 }
             }
         }
@@ -234,9 +283,35 @@ impl Expand<'_> {
             for j in rb.clone() {
                 if di.overlaps(&self.edop[j]) {
                     let (e, g) = (f.edges[i], f.edges[j]);
-                    if self.mesh.edge_edge_ok(e, g) {
-                        buf.ee.push([e.min(g), e.max(g)]);
-                    }
+                    buf.ee.push([e.min(g), e.max(g)]);
+                }
+            }
+        }
+    }
+
+    /// Candidates among the feature pairs `adj.vf[range]` and `adj.ee[range]` of neighbouring
+    /// triangles whose 18-DOPs overlap.
+    fn adjacent(
+        &self,
+        adj: &AdjacentPairs,
+        vf: std::ops::Range<usize>,
+        ee: std::ops::Range<usize>,
+        buf: &mut Task,
+    ) {
+        let f = self.features;
+        for &[k, t] in &adj.vf[vf] {
+            let v = f.verts[k as usize];
+            if self.vdop[v as usize].overlaps(&self.tdop[t as usize]) && self.mesh.self_collides(v)
+            {
+                buf.vf.push([v, t]);
+            }
+        }
+        for &[i, j] in &adj.ee[ee] {
+            if self.edop[i as usize].overlaps(&self.edop[j as usize]) {
+                let (e, g) = (f.edges[i as usize], f.edges[j as usize]);
+                let v = self.mesh.edges[e as usize][0];
+                if self.mesh.self_collides(v) {
+                    buf.ee.push([e.min(g), e.max(g)]);
                 }
             }
         }
@@ -250,67 +325,28 @@ impl BroadPhase {
     /// If an edge is not an edge of any triangle.
     pub fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]]) -> Self {
         let features = Features::new(n, triangles, edges);
+        let adjacent = AdjacentPairs::new(n, triangles, edges, &features);
         Self {
-            vbox: vec![Aabb::EMPTY; n],
-            vslab: vec![Slabs::EMPTY; n],
-            tbox: vec![Aabb::EMPTY; triangles.len()],
-            ebox: vec![Aabb::EMPTY; edges.len()],
+            adjacent,
+            vdop: vec![Dop18::EMPTY; n],
             tdop: vec![Dop18::EMPTY; triangles.len()],
-            vdop: vec![Dop18::EMPTY; features.verts.len()],
             edop: vec![Dop18::EMPTY; edges.len()],
             features,
             ..Self::default()
         }
     }
 
-    /// Does a ball of radius `margin` (m) around `p` lie inside the swept box and slabs of vertex
-    /// `i` of the last build (then the candidates of the last build still cover its motion)?
+    /// Does a ball of radius `margin` (m) around `p` lie inside the swept 18-DOP of vertex `i` of
+    /// the last build (then the candidates of the last build still cover its motion)?
     pub fn contains_with_margin(&self, i: usize, p: Vec3, margin: f32) -> bool {
-        self.vbox[i].contains_with_margin(p, margin)
-            && self.vslab[i].contains_with_margin(p, margin)
+        self.vdop[i].contains_with_margin(p, margin)
     }
 
     /// Rebuilds the candidates for the motion x0 → x1 with boxes inflated by `inflate[i]` (m) per
     /// vertex.
     pub fn build(&mut self, mesh: &Mesh, x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) {
-        let n = x0.len();
-        let ne = mesh.edges.len();
-        self.vbox
-            .par_iter_mut()
-            .zip(self.vslab.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, (b, s))| {
-                *b = Aabb::swept(x0[i], x1[i], inflate[i]);
-                *s = Slabs::swept(x0[i], x1[i], inflate[i]);
-            });
-        let (vbox, vslab) = (&self.vbox, &self.vslab);
-        self.tbox
-            .par_iter_mut()
-            .zip(self.tdop.par_iter_mut())
-            .zip(mesh.triangles.par_iter())
-            .for_each(|((b, d), t)| {
-                let [i, j, k] = t.map(|v| v as usize);
-                *b = vbox[i].union(vbox[j]).union(vbox[k]);
-                *d = Dop18::new(b, &vslab[i].union(vslab[j]).union(vslab[k]));
-            });
-        let f = &self.features;
-        self.vdop
-            .par_iter_mut()
-            .zip(f.verts.par_iter())
-            .for_each(|(d, &v)| *d = Dop18::new(&vbox[v as usize], &vslab[v as usize]));
-        self.ebox
-            .par_iter_mut()
-            .zip(self.edop.par_iter_mut())
-            .zip(f.edges.par_iter())
-            .for_each(|((b, d), &e)| {
-                let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
-                *b = vbox[i].union(vbox[j]);
-                *d = Dop18::new(b, &vslab[i].union(vslab[j]));
-            });
-        let cell = CELL_FACTOR * SpatialHash::cell_size_for(&self.ebox, &mut self.extents);
-        self.hash.build(&self.tbox, cell);
-
-        let hash = &self.hash;
+        self.bounds(mesh, x0, x1, inflate);
+        let cell = CELL_FACTOR * SpatialHash::cell_size_for(&self.cbox, &mut self.extents);
         let ex = Expand {
             mesh,
             features: &self.features,
@@ -318,25 +354,57 @@ impl BroadPhase {
             vdop: &self.vdop,
             edop: &self.edop,
         };
+        // The hash is filled by one thread; the neighbour pairs are tested meanwhile, in fixed
+        // chunks (so their order does not depend on the thread count).
+        let (hash, adjacent, near) = (&mut self.hash, &self.adjacent, &mut self.near);
+        rayon::join(
+            || hash.build(&self.cbox, cell),
+            || {
+                let chunks = adjacent
+                    .vf
+                    .len()
+                    .max(adjacent.ee.len())
+                    .div_ceil(ADJACENT_CHUNK);
+                if near.len() < chunks {
+                    near.resize_with(chunks, Default::default);
+                }
+                near[..chunks]
+                    .par_iter_mut()
+                    .enumerate()
+                    .for_each(|(c, task)| {
+                        task.clear();
+                        let range = |len: usize| {
+                            (c * ADJACENT_CHUNK).min(len)..((c + 1) * ADJACENT_CHUNK).min(len)
+                        };
+                        let (vf, ee) = (range(adjacent.vf.len()), range(adjacent.ee.len()));
+                        ex.adjacent(adjacent, vf, ee, task);
+                    });
+            },
+        );
         self.raw_vf.clear();
         self.raw_ee.clear();
+        for t in &self.near {
+            self.raw_vf.extend_from_slice(&t.vf);
+            self.raw_ee.extend_from_slice(&t.ee);
+        }
+        let hash = &self.hash;
+        let clusters = &self.clusters;
         for level in 0..LEVELS {
-            let nb = hash.bucket_count(level);
-            if nb == 0 {
-                continue;
-            }
-            let chunks = nb.div_ceil(BUCKET_CHUNK);
+            let buckets = hash.buckets(level);
+            let chunks = buckets.len().div_ceil(BUCKET_CHUNK);
             if self.bufs.len() < chunks {
                 self.bufs.resize_with(chunks, Default::default);
             }
             self.bufs[..chunks]
                 .par_iter_mut()
-                .enumerate()
-                .for_each(|(c, task)| {
+                .zip(buckets.par_chunks(BUCKET_CHUNK))
+                .for_each(|(task, chunk)| {
                     task.clear();
                     let mut scratch = std::mem::take(&mut task.scratch);
-                    for b in c * BUCKET_CHUNK..nb.min((c + 1) * BUCKET_CHUNK) {
-                        hash.join_bucket(level, b, &mut scratch, |a, b| ex.pair(a, b, task));
+                    for &b in chunk {
+                        hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
+                            ex.clusters(clusters[a as usize], clusters[b as usize], task)
+                        });
                     }
                     task.scratch = scratch;
                 });
@@ -347,7 +415,7 @@ impl BroadPhase {
         }
         if hash.has_coarse() {
             // Across levels: the finer triangle queries the coarser levels and the oversize list.
-            let total = self.tbox.len();
+            let total = self.cbox.len();
             let chunks = total.div_ceil(PRIM_CHUNK);
             if self.bufs.len() < chunks {
                 self.bufs.resize_with(chunks, Default::default);
@@ -361,7 +429,9 @@ impl BroadPhase {
                         let level = hash.level(a);
                         let a = a as u32;
                         if level < LEVELS {
-                            hash.query(hash.bounds(a), level + 1, 0, |b| ex.pair(a, b, task));
+                            hash.query(hash.bounds(a), level + 1, 0, |b| {
+                                ex.clusters(clusters[a as usize], clusters[b as usize], task)
+                            });
                         }
                     }
                 });
@@ -376,16 +446,98 @@ impl BroadPhase {
             for (i, &a) in big.iter().enumerate() {
                 for &b in &big[i + 1..] {
                     if hash.bounds(a).overlaps(hash.bounds(b)) {
-                        ex.pair(a, b, task);
+                        ex.clusters(clusters[a as usize], clusters[b as usize], task);
                     }
                 }
             }
             self.raw_vf.extend_from_slice(&task.vf);
             self.raw_ee.extend_from_slice(&task.ee);
         }
-        sort_pairs(&self.raw_vf, n, &mut self.counts, &mut self.vf);
-        sort_pairs(&self.raw_ee, ne, &mut self.counts, &mut self.ee);
+        let (n, ne) = (x0.len(), mesh.edges.len());
+        let (raw_vf, counts_vf, vf) = (&self.raw_vf, &mut self.counts_vf, &mut self.vf);
+        let (raw_ee, counts_ee, ee) = (&self.raw_ee, &mut self.counts_ee, &mut self.ee);
+        rayon::join(
+            || sort_pairs(raw_vf, n, counts_vf, vf),
+            || sort_pairs(raw_ee, ne, counts_ee, ee),
+        );
     }
+
+    /// Swept, inflated 18-DOPs of the vertices, triangles and edges for x0 → x1, and the boxes of
+    /// the clusters.
+    fn bounds(&mut self, mesh: &Mesh, x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) {
+        self.vdop
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, d)| *d = Dop18::swept(x0[i], x1[i], inflate[i]));
+        let vdop = &self.vdop;
+        self.tdop
+            .par_iter_mut()
+            .zip(mesh.triangles.par_iter())
+            .for_each(|(d, t)| {
+                let [i, j, k] = t.map(|v| v as usize);
+                *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+            });
+        if self.clusters.is_empty() && !mesh.triangles.is_empty() {
+            self.clusters = pair_triangles(mesh.triangles, x0);
+        }
+        let tdop = &self.tdop;
+        self.cbox.resize(self.clusters.len(), Aabb::EMPTY);
+        self.cbox
+            .par_iter_mut()
+            .zip(self.clusters.par_iter())
+            .for_each(|(b, &[s, t])| {
+                *b = tdop[s as usize].aabb();
+                if t != u32::MAX {
+                    *b = b.union(tdop[t as usize].aabb());
+                }
+            });
+        self.edop
+            .par_iter_mut()
+            .zip(self.features.edges.par_iter())
+            .for_each(|(d, &e)| {
+                let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
+                *d = vdop[i].union(&vdop[j]);
+            });
+    }
+}
+
+/// Pairs each triangle with the neighbour across its longest edge at `x` when that edge is the
+/// neighbour's longest too (the two halves of a quad), in triangle order; the rest stay single
+/// (second entry `u32::MAX`). Two triangles of one cluster share an edge.
+fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<[u32; 2]> {
+    let longest = |t: &[u32; 3]| -> [u32; 2] {
+        let len = |a: u32, b: u32| (x[a as usize] - x[b as usize]).length_squared();
+        let e = [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]];
+        let k = (0..3)
+            .max_by(|&i, &j| len(e[i][0], e[i][1]).total_cmp(&len(e[j][0], e[j][1])))
+            .unwrap_or(0);
+        [e[k][0].min(e[k][1]), e[k][0].max(e[k][1])]
+    };
+    // Triangles by their longest edge: a quad's two halves share it.
+    let mut by_edge: Vec<([u32; 2], u32)> = triangles
+        .iter()
+        .enumerate()
+        .map(|(t, tri)| (longest(tri), t as u32))
+        .collect();
+    by_edge.sort_unstable();
+    let mut partner = vec![u32::MAX; triangles.len()];
+    for w in by_edge.windows(2) {
+        let ((e, s), (f, t)) = (w[0], w[1]);
+        if e == f && partner[s as usize] == u32::MAX && partner[t as usize] == u32::MAX {
+            partner[s as usize] = t;
+            partner[t as usize] = s;
+        }
+    }
+    let mut out = Vec::with_capacity(triangles.len().div_ceil(2) + 1);
+    for (t, &p) in partner.iter().enumerate() {
+        let t = t as u32;
+        if p == u32::MAX {
+            out.push([t, u32::MAX]);
+        } else if t < p {
+            out.push([t, p]);
+        }
+    }
+    out
 }
 
 /// Lexicographic sort of pairs with first element < `keys`: counting sort on the first element
@@ -435,6 +587,53 @@ mod tests {
         assert_eq!(edges_of(1), vec![3, 4]);
     }
 
+    #[test]
+    fn quads_are_paired_across_their_diagonal() {
+        // A 4×4-vertex grid, quads split along alternating diagonals, plus one lone triangle.
+        let n = 4u32;
+        let mut x: Vec<Vec3> = (0..n * n)
+            .map(|k| Vec3::new((k % n) as f32, 0.0, (k / n) as f32))
+            .collect();
+        let mut tris = Vec::new();
+        for j in 0..n - 1 {
+            for i in 0..n - 1 {
+                let v = j * n + i;
+                if (i + j) % 2 == 0 {
+                    tris.extend([[v, v + n + 1, v + 1], [v, v + n, v + n + 1]]);
+                } else {
+                    tris.extend([[v, v + n, v + 1], [v + 1, v + n, v + n + 1]]);
+                }
+            }
+        }
+        x.extend([
+            Vec3::splat(10.0),
+            Vec3::new(11.0, 10.0, 10.0),
+            Vec3::new(10.0, 11.0, 10.0),
+        ]);
+        tris.push([16, 17, 18]);
+        let c = pair_triangles(&tris, &x);
+        assert_eq!(c.len(), 10);
+        let mut seen = vec![0; tris.len()];
+        for &[s, t] in &c {
+            seen[s as usize] += 1;
+            if t == u32::MAX {
+                assert_eq!(s, 18, "only the lone triangle stays single");
+                continue;
+            }
+            seen[t as usize] += 1;
+            let shared = tris[s as usize]
+                .iter()
+                .filter(|v| tris[t as usize].contains(v));
+            let [a, b]: [u32; 2] = shared.copied().collect::<Vec<_>>().try_into().unwrap();
+            let diagonal = (x[a as usize] - x[b as usize]).length();
+            assert!((diagonal - 2f32.sqrt()).abs() < 1e-6, "{s} {t}");
+        }
+        assert!(
+            seen.iter().all(|&k| k == 1),
+            "every triangle in one cluster"
+        );
+    }
+
     /// x0, x1, triangles, edges.
     type Soup = (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<[u32; 2]>);
 
@@ -475,43 +674,25 @@ mod tests {
     ) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
         let n = x0.len();
         let (tris, edges) = (mesh.triangles, mesh.edges);
-        let vb: Vec<Aabb> = (0..n)
-            .map(|i| Aabb::swept(x0[i], x1[i], inflate[i]))
+        // Reference bounds: box and diagonal ranges from the swept, inflated vertices.
+        let vd: Vec<Dop18> = (0..n)
+            .map(|i| Dop18::swept(x0[i], x1[i], inflate[i]))
             .collect();
-        let vs: Vec<Slabs> = (0..n)
-            .map(|i| Slabs::swept(x0[i], x1[i], inflate[i]))
-            .collect();
-        let ts: Vec<Slabs> = tris
+        let td: Vec<Dop18> = tris
             .iter()
             .map(|t| {
-                vs[t[0] as usize]
-                    .union(vs[t[1] as usize])
-                    .union(vs[t[2] as usize])
+                t.iter()
+                    .fold(Dop18::EMPTY, |d, &v| d.union(&vd[v as usize]))
             })
             .collect();
-        let es: Vec<Slabs> = edges
+        let ed: Vec<Dop18> = edges
             .iter()
-            .map(|e| vs[e[0] as usize].union(vs[e[1] as usize]))
-            .collect();
-        let tb: Vec<Aabb> = tris
-            .iter()
-            .map(|t| {
-                vb[t[0] as usize]
-                    .union(vb[t[1] as usize])
-                    .union(vb[t[2] as usize])
-            })
-            .collect();
-        let eb: Vec<Aabb> = edges
-            .iter()
-            .map(|e| vb[e[0] as usize].union(vb[e[1] as usize]))
+            .map(|e| vd[e[0] as usize].union(&vd[e[1] as usize]))
             .collect();
         let mut vf = Vec::new();
         for p in 0..n as u32 {
             for t in 0..tris.len() as u32 {
-                if vb[p as usize].overlaps(&tb[t as usize])
-                    && vs[p as usize].overlaps(&ts[t as usize])
-                    && mesh.vertex_triangle_ok(p, t)
-                {
+                if vd[p as usize].overlaps(&td[t as usize]) && mesh.vertex_triangle_ok(p, t) {
                     vf.push([p, t]);
                 }
             }
@@ -519,10 +700,7 @@ mod tests {
         let mut ee = Vec::new();
         for e in 0..edges.len() as u32 {
             for f in e + 1..edges.len() as u32 {
-                if eb[e as usize].overlaps(&eb[f as usize])
-                    && es[e as usize].overlaps(&es[f as usize])
-                    && mesh.edge_edge_ok(e, f)
-                {
+                if ed[e as usize].overlaps(&ed[f as usize]) && mesh.edge_edge_ok(e, f) {
                     ee.push([e, f]);
                 }
             }

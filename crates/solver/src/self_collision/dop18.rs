@@ -1,18 +1,31 @@
-//! An 18-DOP (discrete oriented polytope, Klosowski et al. 1998): the box of an [`Aabb`] and the
-//! six diagonal ranges of [`Slabs`], packed as three lower and three upper `Vec4`s (x, y, z | x+y,
-//! y+z, z+x | x−y, y−z, z−x, each with one unused lane), so that an overlap test is six SSE2
-//! compares and one branch instead of eighteen scalar ones. Used for the per-pair tests of the
-//! broad-phase expansion, where most tested pairs are rejected.
+//! An 18-DOP (discrete oriented polytope, Klosowski et al. 1998): a box plus the six diagonal
+//! ranges along x±y, y±z, z±x, packed as three lower and three upper `Vec4`s (x, y, z | x+y, y+z,
+//! z+x | x−y, y−z, z−x, each with one unused lane), so that an overlap test is six SSE2 compares
+//! and one branch. On a sheet lying in a coordinate plane the boxes of neighbouring triangles and
+//! edges touch (their coordinate ranges differ by 0 or a whole edge length), while along the
+//! diagonals most of those pairs are an edge length / √2 apart, so the broad phase keeps a pair
+//! only if the whole 18-DOPs overlap.
+//!
+//! Diagonal projections are onto the unnormalised axes (|axis| = √2), so a ball of radius r
+//! around a point projects to ± √2·r. Like a box, the DOP of a swept primitive is conservative:
+//! every point in the convex hull of its swept, inflated vertices lies inside it.
 
-use super::diagonal_slabs::Slabs;
 use super::spatial_hash::Aabb;
-use glam::Vec4;
+use glam::{Vec3, Vec4};
 
-/// Lower and upper bounds along the nine axes (m for x, y, z; m·√2 for the diagonals).
+/// Lower and upper bounds along the nine axes (m for x, y, z; m·√2 for the diagonals). The
+/// unused fourth lanes hold −∞ / +∞, so they always overlap.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dop18 {
     lo: [Vec4; 3],
     hi: [Vec4; 3],
+}
+
+/// `p` along the nine axes: (x, y, z), (x+y, y+z, z+x), (x−y, y−z, z−x).
+#[inline]
+fn project(p: Vec3) -> [Vec3; 3] {
+    let q = Vec3::new(p.y, p.z, p.x);
+    [p, p + q, p - q]
 }
 
 impl Dop18 {
@@ -22,27 +35,41 @@ impl Dop18 {
         hi: [Vec4::NEG_INFINITY; 3],
     };
 
-    /// The 18-DOP of box `b` and slabs `s` (the unused lanes always overlap).
+    /// The DOP of a linear motion a → b, inflated by a ball of radius `r` (m).
     #[inline]
-    pub fn new(b: &Aabb, s: &Slabs) -> Dop18 {
-        let (lo, hi) = s.bounds();
+    pub fn swept(a: Vec3, b: Vec3, r: f32) -> Dop18 {
+        let (pa, pb) = (project(a), project(b));
+        let pad = [
+            r,
+            std::f32::consts::SQRT_2 * r,
+            std::f32::consts::SQRT_2 * r,
+        ];
         let (l, h) = (f32::NEG_INFINITY, f32::INFINITY);
         Dop18 {
-            lo: [
-                b.min.extend(l),
-                Vec4::new(lo[0], lo[1], lo[2], l),
-                Vec4::new(lo[3], lo[4], lo[5], l),
-            ],
-            hi: [
-                b.max.extend(h),
-                Vec4::new(hi[0], hi[1], hi[2], h),
-                Vec4::new(hi[3], hi[4], hi[5], h),
-            ],
+            lo: [0, 1, 2].map(|k| (pa[k].min(pb[k]) - Vec3::splat(pad[k])).extend(l)),
+            hi: [0, 1, 2].map(|k| (pa[k].max(pb[k]) + Vec3::splat(pad[k])).extend(h)),
         }
     }
 
-    /// Same as `Aabb::overlaps && Slabs::overlaps` of the parts (closed intervals; a NaN bound
-    /// overlaps nothing).
+    /// Smallest DOP holding both.
+    #[inline]
+    pub fn union(&self, o: &Dop18) -> Dop18 {
+        Dop18 {
+            lo: [0, 1, 2].map(|k| self.lo[k].min(o.lo[k])),
+            hi: [0, 1, 2].map(|k| self.hi[k].max(o.hi[k])),
+        }
+    }
+
+    /// The box part (m).
+    #[inline]
+    pub fn aabb(&self) -> Aabb {
+        Aabb {
+            min: self.lo[0].truncate(),
+            max: self.hi[0].truncate(),
+        }
+    }
+
+    /// Overlap along all nine axes (closed intervals; a NaN bound overlaps nothing).
     #[inline]
     pub fn overlaps(&self, o: &Dop18) -> bool {
         let m = (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0]))
@@ -50,15 +77,57 @@ impl Dop18 {
             & (self.lo[2].cmple(o.hi[2]) & o.lo[2].cmple(self.hi[2]));
         m.all()
     }
+
+    /// Does a ball of radius `r` (m) around `p` lie inside?
+    pub fn contains_with_margin(&self, p: Vec3, r: f32) -> bool {
+        let pp = project(p);
+        let pad = [
+            r,
+            std::f32::consts::SQRT_2 * r,
+            std::f32::consts::SQRT_2 * r,
+        ];
+        (0..3).all(|k| {
+            (pp[k] - Vec3::splat(pad[k]))
+                .cmpge(self.lo[k].truncate())
+                .all()
+                && (pp[k] + Vec3::splat(pad[k]))
+                    .cmple(self.hi[k].truncate())
+                    .all()
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use glam::Vec3;
+
+    /// Reference: scalar ranges along the nine axes, (lo, hi).
+    fn ranges(pts: &[Vec3], r: f32) -> ([f32; 9], [f32; 9]) {
+        let axes: [Vec3; 9] = [
+            Vec3::X,
+            Vec3::Y,
+            Vec3::Z,
+            Vec3::new(1.0, 1.0, 0.0),
+            Vec3::new(0.0, 1.0, 1.0),
+            Vec3::new(1.0, 0.0, 1.0),
+            Vec3::new(1.0, -1.0, 0.0),
+            Vec3::new(0.0, 1.0, -1.0),
+            Vec3::new(-1.0, 0.0, 1.0),
+        ];
+        let mut lo = [f32::INFINITY; 9];
+        let mut hi = [f32::NEG_INFINITY; 9];
+        for (k, a) in axes.iter().enumerate() {
+            for p in pts {
+                let d = a.dot(*p);
+                lo[k] = lo[k].min(d - a.length() * r);
+                hi[k] = hi[k].max(d + a.length() * r);
+            }
+        }
+        (lo, hi)
+    }
 
     #[test]
-    fn overlap_is_box_and_slab_overlap() {
+    fn overlap_is_overlap_along_all_nine_axes() {
         let mut s = 0xfeed_5eed_0123_4567u64;
         let mut r = || {
             s ^= s << 13;
@@ -66,26 +135,59 @@ mod tests {
             s ^= s << 17;
             (s >> 40) as f32 / (1u64 << 24) as f32
         };
-        let mut prims: Vec<(Aabb, Slabs)> = (0..60)
+        let prims: Vec<(Vec3, Vec3, f32)> = (0..60)
             .map(|_| {
                 let (a, d) = (Vec3::new(r(), r(), r()), 0.4 * Vec3::new(r(), r(), r()));
-                let rad = 0.1 * r();
-                (Aabb::swept(a, a + d, rad), Slabs::swept(a, a + d, rad))
+                (a, a + d, 0.1 * r())
             })
             .collect();
-        let nan = Vec3::new(0.5, f32::NAN, 0.5);
-        prims.push((Aabb::swept(nan, nan, 0.1), Slabs::swept(nan, nan, 0.1)));
-        prims.push((Aabb::EMPTY, Slabs::EMPTY));
         let (mut both, mut box_only) = (0, 0);
-        for (b, s) in &prims {
-            for (c, t) in &prims {
-                let want = b.overlaps(c) && s.overlaps(t);
-                assert_eq!(Dop18::new(b, s).overlaps(&Dop18::new(c, t)), want);
-                both += want as u32;
-                box_only += (b.overlaps(c) && !want) as u32;
+        for &(a, b, ra) in &prims {
+            for &(c, d, rc) in &prims {
+                let (l1, h1) = ranges(&[a, b], ra);
+                let (l2, h2) = ranges(&[c, d], rc);
+                // 1e-5 m of slack for the rounding of the two computations.
+                let apart = (0..9).any(|k| l1[k] > h2[k] + 1e-5 || l2[k] > h1[k] + 1e-5);
+                let close = (0..9).all(|k| l1[k] < h2[k] - 1e-5 && l2[k] < h1[k] - 1e-5);
+                let got = Dop18::swept(a, b, ra).overlaps(&Dop18::swept(c, d, rc));
+                if apart {
+                    assert!(!got);
+                }
+                if close {
+                    assert!(got);
+                }
+                both += got as u32;
+                let boxes = (0..3).all(|k| l1[k] <= h2[k] && l2[k] <= h1[k]);
+                box_only += (boxes && !got) as u32;
             }
         }
         assert!(both > 200 && box_only > 50, "{both} {box_only}");
+        let nan = Vec3::new(0.5, f32::NAN, 0.5);
+        let d = Dop18::swept(nan, nan, 0.1);
+        assert!(!d.overlaps(&d), "NaN overlaps nothing");
         assert!(!Dop18::EMPTY.overlaps(&Dop18::EMPTY));
+    }
+
+    #[test]
+    fn union_and_containment_hold_the_swept_motion() {
+        let (a, b, r) = (Vec3::new(0.3, -1.0, 2.0), Vec3::new(-0.5, 0.25, 1.0), 0.1);
+        let s = Dop18::swept(a, b, r);
+        for k in 0..=10 {
+            let p = a.lerp(b, k as f32 / 10.0);
+            assert!(s.contains_with_margin(p, 0.99 * r));
+        }
+        assert!(!s.contains_with_margin(a, 1.01 * r));
+        let c = Vec3::new(2.0, 2.0, 2.0);
+        let u = s.union(&Dop18::swept(c, c, 0.0));
+        assert!(u.contains_with_margin(c, 0.0) && u.contains_with_margin(a, 0.99 * r));
+        assert_eq!(u.aabb().max, Vec3::new(2.0, 2.0, 2.1));
+        // Diagonal neighbours of a grid: boxes touch, the DOPs are 1/√2 apart (0.6 < 1/√2).
+        let edge = |p: Vec3, q: Vec3, r| Dop18::swept(p, p, r).union(&Dop18::swept(q, q, r));
+        let diag = edge(Vec3::ZERO, Vec3::new(1.0, 0.0, 1.0), 0.3);
+        let next = edge(Vec3::X, Vec3::new(2.0, 0.0, 0.0), 0.3);
+        assert!(diag.aabb().overlaps(&next.aabb()) && !diag.overlaps(&next));
+        let diag = edge(Vec3::ZERO, Vec3::new(1.0, 0.0, 1.0), 0.36);
+        let next = edge(Vec3::X, Vec3::new(2.0, 0.0, 0.0), 0.36);
+        assert!(diag.overlaps(&next), "0.72 > 1/√2");
     }
 }

@@ -12,7 +12,7 @@
 //! box b only in the cell holding the min corner of q ∩ b, after a box–box test: every overlapping
 //! primitive is reported exactly once, in an order fixed by the input (not by the thread count).
 
-use super::bucket_lanes::BucketLanes;
+use super::bucket_lanes::{BucketLanes, NONE};
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -35,6 +35,7 @@ impl Aabb {
     };
 
     /// Box of a linear motion a → b, inflated by `r` (m).
+    #[cfg(test)]
     pub fn swept(a: Vec3, b: Vec3, r: f32) -> Aabb {
         Aabb {
             min: a.min(b) - Vec3::splat(r),
@@ -52,11 +53,6 @@ impl Aabb {
     #[inline]
     pub fn overlaps(&self, o: &Aabb) -> bool {
         (self.min.cmple(o.max) & o.min.cmple(self.max)).all()
-    }
-
-    /// Is `p` inside the box shrunk by `r` on every side?
-    pub fn contains_with_margin(&self, p: Vec3, r: f32) -> bool {
-        (p - Vec3::splat(r)).cmpge(self.min).all() && (p + Vec3::splat(r)).cmple(self.max).all()
     }
 
     fn extent(&self) -> f32 {
@@ -116,28 +112,47 @@ fn for_cells(lo: [i32; 3], hi: [i32; 3], shift: u32, mut f: impl FnMut([i32; 3],
     }
 }
 
-/// One level: a hash table of cells with buckets in a flat array (`starts` = bucket offsets).
+/// One level: a hash table of cells with the entries of its non-empty buckets in one flat array.
 #[derive(Debug, Default)]
 struct Grid {
     inv_cell: f32,
     /// 64 − log2(table size).
     shift: u32,
-    starts: Vec<u32>,
-    /// Every (cell, primitive) entry, bucket after bucket.
+    /// Entries per bucket (all zero outside `nonempty` between builds).
+    count: Vec<u32>,
+    /// First entry of each non-empty bucket in `entries`.
+    start: Vec<u32>,
+    /// A cell of each non-empty bucket, and whether another cell shares the bucket.
+    cell: Vec<[i32; 3]>,
+    shared: Vec<bool>,
+    /// Non-empty buckets in the order of their first entry.
+    nonempty: Vec<u32>,
+    /// Every (cell, primitive) entry, bucket after bucket; within a bucket in primitive order.
     entries: Vec<Entry>,
 }
 
-/// One (cell, primitive) entry: 8 bytes, so the scatter stays in cache; boxes and first cells are
-/// looked up per primitive.
+impl Grid {
+    /// Entries of bucket `b` (empty if it holds nothing).
+    #[inline]
+    fn bucket(&self, b: usize) -> &[Entry] {
+        let n = self.count[b] as usize;
+        if n == 0 {
+            return &[];
+        }
+        let s = self.start[b] as usize;
+        &self.entries[s..s + n]
+    }
+}
+
+/// One (cell, primitive) entry, 8 bytes so that the serial scatter stays in cache.
 #[derive(Clone, Copy, Debug, Default)]
 struct Entry {
     prim: u32,
-    /// Cell minus the primitive's first cell, packed as x | y << 8 | z << 16 (each < 64, see
-    /// [`MAX_CELLS`]).
-    offset: u32,
+    /// Bit a set: the cell is the primitive's first cell along axis a.
+    first: u32,
 }
 
-/// Reusable scratch of [`SpatialHash::join_bucket`]: one bucket's primitives.
+/// Reusable scratch of [`SpatialHash::join_bucket`]: one bucket's entries as SIMD lanes.
 #[derive(Debug, Default)]
 pub struct JoinScratch {
     lanes: BucketLanes,
@@ -213,11 +228,6 @@ impl SpatialHash {
             .for_each(|((l, r), b)| (*l, *r) = level_for(b, inv0));
         self.oversize.clear();
         let mut total = [0u64; LEVELS];
-        let mut inv = inv0;
-        for g in self.grids.iter_mut() {
-            g.inv_cell = inv;
-            inv *= 0.25;
-        }
         for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
             let l = self.level[i] as usize;
             if l == LEVELS {
@@ -229,57 +239,76 @@ impl SpatialHash {
             }
         }
         self.coarse = !self.oversize.is_empty() || total[1..].iter().any(|&t| t > 0);
+        let mut inv = inv0;
         for (g, &t) in self.grids.iter_mut().zip(&total) {
+            g.inv_cell = inv;
+            inv *= 0.25;
+            // Buckets emptied: the counts of the last build's non-empty buckets back to zero.
+            for &b in &g.nonempty {
+                g.count[b as usize] = 0;
+            }
+            g.nonempty.clear();
             let table = if t == 0 {
                 0
             } else {
                 (t as usize).next_power_of_two().max(16)
             };
             g.shift = 64 - table.max(1).trailing_zeros();
-            g.starts.clear();
-            g.starts.resize(table + 1, 0);
+            if g.count.len() != table {
+                g.count.clear();
+                g.count.resize(table, 0);
+                g.start.resize(table, 0);
+                g.cell.resize(table, [0; 3]);
+                g.shared.resize(table, false);
+            }
+        }
+        // Count the entries per bucket, noting each bucket's first cell and whether another cell
+        // hashes there too.
+        for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
+            let l = self.level[i] as usize;
+            if l == LEVELS {
+                continue;
+            }
+            let g = &mut self.grids[l];
+            for_cells(lo, hi, g.shift, |c, k| {
+                if g.count[k] == 0 {
+                    g.nonempty.push(k as u32);
+                    g.cell[k] = c;
+                    g.shared[k] = false;
+                } else if g.cell[k] != c {
+                    g.shared[k] = true;
+                }
+                g.count[k] += 1;
+            });
+        }
+        // Bucket starts; the counts are refilled by the scatter.
+        for g in self.grids.iter_mut() {
+            let mut next = 0u32;
+            for &b in &g.nonempty {
+                let b = b as usize;
+                g.start[b] = next;
+                next += g.count[b];
+                g.count[b] = 0;
+            }
             // Every slot is overwritten by the scatter below; only new slots need a value.
-            g.entries.resize(t as usize, Entry::default());
+            g.entries.resize(next as usize, Entry::default());
         }
-        let level = &self.level;
-        let stored = |i: usize| -> Option<usize> {
-            let l = level[i] as usize;
-            (l < LEVELS).then_some(l)
-        };
+        // Stable scatter: bucket contents stay in primitive order.
         for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
-            if let Some(l) = stored(i) {
-                let g = &mut self.grids[l];
-                for_cells(lo, hi, g.shift, |_, k| g.starts[k + 1] += 1);
+            let l = self.level[i] as usize;
+            if l == LEVELS {
+                continue;
             }
-        }
-        for g in self.grids.iter_mut() {
-            for k in 1..g.starts.len() {
-                g.starts[k] += g.starts[k - 1];
-            }
-        }
-        // Stable scatter: bucket contents stay in primitive order. `starts[k]` advances to the end
-        // of bucket k, which is the start of bucket k + 1; shifted back afterwards.
-        for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
-            if let Some(l) = stored(i) {
-                let g = &mut self.grids[l];
-                for_cells(lo, hi, g.shift, |c, k| {
-                    let slot = g.starts[k];
-                    let d = [0, 1, 2].map(|a| (c[a] - lo[a]) as u32);
-                    g.entries[slot as usize] = Entry {
-                        prim: i as u32,
-                        offset: d[0] | d[1] << 8 | d[2] << 16,
-                    };
-                    g.starts[k] = slot + 1;
-                });
-            }
-        }
-        for g in self.grids.iter_mut() {
-            for k in (1..g.starts.len()).rev() {
-                g.starts[k] = g.starts[k - 1];
-            }
-            if let Some(s) = g.starts.first_mut() {
-                *s = 0;
-            }
+            let g = &mut self.grids[l];
+            for_cells(lo, hi, g.shift, |c, k| {
+                let slot = (g.start[k] + g.count[k]) as usize;
+                g.count[k] += 1;
+                let first = (0..3).fold(0, |f, a| f | ((c[a] == lo[a]) as u32) << a);
+                g.entries[slot] = Entry {
+                    prim: i as u32,
+                    first,
+                };
+            });
         }
     }
 
@@ -294,9 +323,9 @@ impl SpatialHash {
         self.coarse
     }
 
-    /// Number of buckets of `level` (0 if nothing is stored there).
-    pub fn bucket_count(&self, level: usize) -> usize {
-        self.grids[level].starts.len().saturating_sub(1)
+    /// Non-empty buckets of `level` (pass each to [`Self::join_bucket`]).
+    pub fn buckets(&self, level: usize) -> &[u32] {
+        &self.grids[level].nonempty
     }
 
     /// Primitives too big for every level, in index order.
@@ -309,10 +338,10 @@ impl SpatialHash {
         &self.boxes[i as usize]
     }
 
-    /// Calls `f(p, q)` (p < q) for every pair of primitives of `level` whose boxes overlap, from
-    /// the one bucket `b` that holds the cell of the min corner of the overlap, so each pair comes
-    /// out once over all buckets. The bucket's boxes are gathered into `scratch` and tested four at
-    /// a time ([`BucketLanes`]).
+    /// Calls `f(p, q)` (p ≠ q, in either order) for every pair of primitives of `level` whose
+    /// boxes overlap, from the one bucket `b` that holds the cell of the min corner of the overlap,
+    /// so each pair comes out once over all buckets. The bucket's boxes are gathered into
+    /// `scratch` and tested four at a time ([`BucketLanes`]).
     pub fn join_bucket(
         &self,
         level: usize,
@@ -321,48 +350,44 @@ impl SpatialHash {
         mut f: impl FnMut(u32, u32),
     ) {
         let g = &self.grids[level];
-        let list = &g.entries[g.starts[b] as usize..g.starts[b + 1] as usize];
+        let list = g.bucket(b);
         if list.len() < 2 {
             return;
         }
         let lanes = &mut scratch.lanes;
-        lanes.reset(list.len());
-        // A bucket lists each primitive's entries together (one per cell of that primitive hashing
-        // here); only the first of them takes part. The bucket is "pure" if it holds one cell.
-        let cell = |e: &Entry| {
-            let lo = self.ranges[e.prim as usize].0;
-            [0, 1, 2].map(|a| lo[a] + ((e.offset >> (8 * a)) & 0xff) as i32)
-        };
-        let c0 = cell(&list[0]);
-        let mut pure = true;
-        let mut last = u32::MAX;
+        lanes.reset(list.len().next_multiple_of(4));
+        if !g.shared[b] {
+            for (i, e) in list.iter().enumerate() {
+                let first = [0, 1, 2].map(|a| e.first >> a & 1 == 1);
+                lanes.set(i, e.prim, &self.boxes[e.prim as usize], first);
+            }
+            let n = list.len();
+            for i in 0..n {
+                let p = lanes.prim(i);
+                lanes.for_matches(&lanes.probe(i), i + 1..n, false, |_, q| f(p, q));
+            }
+            return;
+        }
+        // Several cells share the bucket: a primitive may be listed more than once (one entry per
+        // cell of it hashing here, next to each other); only its first entry takes part, and the
+        // min-corner rule is checked by hand.
+        let mut n = 0;
+        let mut last = NONE;
         for e in list {
-            pure &= cell(e) == c0;
-            let p = e.prim;
-            if p != last {
-                let first = [0, 1, 2].map(|a| (e.offset >> (8 * a)) & 0xff == 0);
-                lanes.push(p, &self.boxes[p as usize], first);
-                last = p;
+            if e.prim != last {
+                lanes.set(n, e.prim, &self.boxes[e.prim as usize], [true; 3]);
+                n += 1;
+                last = e.prim;
             }
         }
-        if pure {
-            for i in 0..lanes.len() {
-                let p = lanes.prim(i);
-                lanes.for_matches(&lanes.probe(i), i + 1, |j| f(p, lanes.prim(j)));
-            }
-        } else {
-            // Several cells share the bucket: the min-corner rule by hand.
-            lanes.set_all_first();
-            for i in 0..lanes.len() {
-                let p = lanes.prim(i);
-                let lp = self.ranges[p as usize].0;
-                lanes.for_matches(&lanes.probe(i), i + 1, |j| {
-                    let q = lanes.prim(j);
-                    if bucket(max_cell(lp, self.ranges[q as usize].0), g.shift) == b {
-                        f(p, q);
-                    }
-                });
-            }
+        for i in 0..n {
+            let p = lanes.prim(i);
+            let lp = self.ranges[p as usize].0;
+            lanes.for_matches(&lanes.probe(i), i + 1..n, true, |_, q| {
+                if bucket(max_cell(lp, self.ranges[q as usize].0), g.shift) == b {
+                    f(p, q);
+                }
+            });
         }
     }
 
@@ -372,7 +397,7 @@ impl SpatialHash {
     pub fn query(&self, q: &Aabb, from: usize, first: u32, mut f: impl FnMut(u32)) {
         for k in from..LEVELS {
             let g = &self.grids[k];
-            if g.entries.is_empty() {
+            if g.nonempty.is_empty() {
                 continue;
             }
             let first = if k == from { first } else { 0 };
@@ -388,9 +413,8 @@ impl SpatialHash {
             for_cells(lo, hi, g.shift, |c, b| {
                 // A bucket lists each primitive's entries together (one per cell of that primitive
                 // hashing here); only the first of them is looked at.
-                let bucket = &g.entries[g.starts[b] as usize..g.starts[b + 1] as usize];
-                let mut last = u32::MAX;
-                for &Entry { prim: p, .. } in bucket {
+                let mut last = NONE;
+                for &Entry { prim: p, .. } in g.bucket(b) {
                     let repeat = p == last;
                     last = p;
                     if repeat
@@ -500,15 +524,21 @@ mod tests {
         // A fine grid, so that boxes span several cells and buckets are shared by several cells.
         h.build(&b, 0.5 * SpatialHash::cell_size_for(&b, &mut Vec::new()));
         let mut got = Vec::new();
+        let mut shared = 0;
         let mut scratch = JoinScratch::default();
         for level in 0..LEVELS {
-            for k in 0..h.bucket_count(level) {
-                h.join_bucket(level, k, &mut scratch, |p, q| {
-                    assert!(p < q);
-                    got.push([p, q]);
+            for &k in h.buckets(level) {
+                shared += h.grids[level].shared[k as usize] as u32;
+                h.join_bucket(level, k as usize, &mut scratch, |p, q| {
+                    assert_ne!(p, q);
+                    got.push([p.min(q), p.max(q)]);
                 });
             }
         }
+        assert!(
+            shared > 0,
+            "the test must exercise buckets shared by several cells"
+        );
         for (i, q) in b.iter().enumerate() {
             if h.level(i) < LEVELS {
                 h.query(q, h.level(i) + 1, 0, |p| {
