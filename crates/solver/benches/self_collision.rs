@@ -206,14 +206,14 @@ fn full_simulation() {
     }
     println!("(seconds summed over frames; {substeps} substeps; max intersections {worst})");
     println!(
-        "{:>22} {:>10} {:>10} {:>10} {:>10}",
-        "self-collision parts", "broad", "proximity", "ccd", "zones"
+        "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "self-collision parts", "broad", "proximity", "ccd", "zones", "other"
     );
     for (name, t) in [("with cloth contact", contact), ("all", all)] {
         let p = t.self_parts;
         println!(
-            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
-            name, p.broad_phase, p.proximity, p.ccd, p.impact_zones
+            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+            name, p.broad_phase, p.proximity, p.ccd, p.impact_zones, p.other
         );
     }
 }

@@ -195,7 +195,7 @@ pub struct BroadPhase {
     adjacent: AdjacentPairs,
     /// Pairs of triangles sharing an edge (or single triangles), made at the first build, and
     /// their boxes (m), hashed.
-    clusters: Vec<[u32; 2]>,
+    clusters: Vec<Cluster>,
     cbox: Vec<Aabb>,
     /// 18-DOPs of the triangles, and of the edges in the order of `features`.
     tdop: Vec<Dop18>,
@@ -246,16 +246,26 @@ impl Expand<'_> {
 
     /// [`Self::pair`] for every triangle of cluster `a` with every triangle of cluster `b` ≠ `a`.
     #[inline]
-    fn clusters(&self, a: [u32; 2], b: [u32; 2], buf: &mut Task) {
-        for s in a {
-            if s == u32::MAX {
-                break;
+    fn clusters(&self, a: &Cluster, b: &Cluster, buf: &mut Task) {
+        let mut shared = false;
+        for u in a.verts {
+            for v in b.verts {
+                shared |= u == v;
             }
-            for t in b {
-                if t == u32::MAX {
-                    break;
+        }
+        let tris = |c: &Cluster| c.tris.into_iter().filter(|&t| t != u32::MAX);
+        if shared {
+            for s in tris(a) {
+                for t in tris(b) {
+                    self.pair(s, t, buf);
                 }
-                self.pair(s, t, buf);
+            }
+        } else if self.mesh.allowed(a.verts[0], b.verts[0]) {
+            // No triangle of one shares a vertex with one of the other.
+            for s in tris(a) {
+                for t in tris(b) {
+                    self.expand(s, t, buf);
+                }
             }
         }
     }
@@ -403,7 +413,7 @@ impl BroadPhase {
                     let mut scratch = std::mem::take(&mut task.scratch);
                     for &b in chunk {
                         hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
-                            ex.clusters(clusters[a as usize], clusters[b as usize], task)
+                            ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
                         });
                     }
                     task.scratch = scratch;
@@ -430,7 +440,7 @@ impl BroadPhase {
                         let a = a as u32;
                         if level < LEVELS {
                             hash.query(hash.bounds(a), level + 1, 0, |b| {
-                                ex.clusters(clusters[a as usize], clusters[b as usize], task)
+                                ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
                             });
                         }
                     }
@@ -446,7 +456,7 @@ impl BroadPhase {
             for (i, &a) in big.iter().enumerate() {
                 for &b in &big[i + 1..] {
                     if hash.bounds(a).overlaps(hash.bounds(b)) {
-                        ex.clusters(clusters[a as usize], clusters[b as usize], task);
+                        ex.clusters(&clusters[a as usize], &clusters[b as usize], task);
                     }
                 }
             }
@@ -485,7 +495,8 @@ impl BroadPhase {
         self.cbox
             .par_iter_mut()
             .zip(self.clusters.par_iter())
-            .for_each(|(b, &[s, t])| {
+            .for_each(|(b, c)| {
+                let [s, t] = c.tris;
                 *b = tdop[s as usize].aabb();
                 if t != u32::MAX {
                     *b = b.union(tdop[t as usize].aabb());
@@ -501,10 +512,19 @@ impl BroadPhase {
     }
 }
 
+/// One or two triangles sharing an edge, hashed as one box.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cluster {
+    /// Its triangles (the second `u32::MAX` for a single triangle).
+    tris: [u32; 2],
+    /// Its corners (a triangle's first corner repeated for a single triangle).
+    verts: [u32; 4],
+}
+
 /// Pairs each triangle with the neighbour across its longest edge at `x` when that edge is the
-/// neighbour's longest too (the two halves of a quad), in triangle order; the rest stay single
-/// (second entry `u32::MAX`). Two triangles of one cluster share an edge.
-fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<[u32; 2]> {
+/// neighbour's longest too (the two halves of a quad), in triangle order; the rest stay single.
+/// Two triangles of one cluster share an edge.
+fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<Cluster> {
     let longest = |t: &[u32; 3]| -> [u32; 2] {
         let len = |a: u32, b: u32| (x[a as usize] - x[b as usize]).length_squared();
         let e = [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]];
@@ -530,11 +550,23 @@ fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<[u32; 2]> {
     }
     let mut out = Vec::with_capacity(triangles.len().div_ceil(2) + 1);
     for (t, &p) in partner.iter().enumerate() {
+        let tri = triangles[t];
         let t = t as u32;
         if p == u32::MAX {
-            out.push([t, u32::MAX]);
+            out.push(Cluster {
+                tris: [t, u32::MAX],
+                verts: [tri[0], tri[1], tri[2], tri[0]],
+            });
         } else if t < p {
-            out.push([t, p]);
+            let other = triangles[p as usize];
+            let fourth = other
+                .into_iter()
+                .find(|v| !tri.contains(v))
+                .unwrap_or(tri[0]);
+            out.push(Cluster {
+                tris: [t, p],
+                verts: [tri[0], tri[1], tri[2], fourth],
+            });
         }
     }
     out
@@ -614,13 +646,25 @@ mod tests {
         let c = pair_triangles(&tris, &x);
         assert_eq!(c.len(), 10);
         let mut seen = vec![0; tris.len()];
-        for &[s, t] in &c {
+        for cl in &c {
+            let [s, t] = cl.tris;
+            let mut corners: Vec<u32> = cl.verts.to_vec();
+            corners.sort_unstable();
+            corners.dedup();
             seen[s as usize] += 1;
             if t == u32::MAX {
                 assert_eq!(s, 18, "only the lone triangle stays single");
+                assert_eq!(corners, [16, 17, 18]);
                 continue;
             }
             seen[t as usize] += 1;
+            let mut want: Vec<u32> = tris[s as usize]
+                .into_iter()
+                .chain(tris[t as usize])
+                .collect();
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(corners, want, "the corners of both triangles");
             let shared = tris[s as usize]
                 .iter()
                 .filter(|v| tris[t as usize].contains(v));
