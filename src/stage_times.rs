@@ -19,9 +19,12 @@ pub struct BakeStages {
     pub linear_solve: f64,
     /// Solver: body (collider) contact detection, constraints and projection.
     pub body_collisions: f64,
-    /// Solver: cloth–cloth collision.
+    /// Solver: cloth–cloth collision (on the step's critical path).
     pub self_collision: f64,
-    /// Where the cloth–cloth time went (parts of `self_collision`).
+    /// Cloth–cloth work done on another thread while the linear solve ran (its proximity
+    /// contacts); not a lap of the frame, so not in the total.
+    pub self_collision_ahead: f64,
+    /// Where the cloth–cloth work went, `self_collision_ahead` included.
     pub self_collision_parts: SelfCollisionParts,
     /// Solver: everything else (state copies, strain checks, pins).
     pub solver_other: f64,
@@ -31,7 +34,7 @@ pub struct BakeStages {
     pub cache_writing: f64,
 }
 
-/// Seconds of the cloth–cloth stage per part (the rest of it is per-vertex bookkeeping).
+/// Seconds of cloth–cloth work per part (the rest of it is per-vertex bookkeeping).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct SelfCollisionParts {
     /// Bounds, spatial hash and candidate pairs, rebuilds included.
@@ -50,6 +53,13 @@ impl SelfCollisionParts {
         self.proximity += t.proximity;
         self.ccd += t.ccd;
         self.impact_zones += t.impact_zones;
+    }
+
+    fn add_parts(&mut self, o: &SelfCollisionParts) {
+        self.broad_phase += o.broad_phase;
+        self.proximity += o.proximity;
+        self.ccd += o.ccd;
+        self.impact_zones += o.impact_zones;
     }
 
     /// Part names and values in display order.
@@ -84,26 +94,20 @@ impl BakeStages {
         self.linear_solve += t.solve;
         self.body_collisions += t.collide;
         self.self_collision += t.self_collide;
+        self.self_collision_ahead += t.self_ahead;
         self.self_collision_parts.add(&t.self_parts);
         self.solver_other += t.other;
     }
 
     pub fn add(&mut self, o: &BakeStages) {
         self.animation += o.animation;
-        self.add_solver(&StageTimes {
-            assemble: o.forces,
-            solve: o.linear_solve,
-            collide: o.body_collisions,
-            self_collide: o.self_collision,
-            other: o.solver_other,
-            self_parts: SelfCollisionTimes {
-                broad_phase: o.self_collision_parts.broad_phase,
-                proximity: o.self_collision_parts.proximity,
-                ccd: o.self_collision_parts.ccd,
-                impact_zones: o.self_collision_parts.impact_zones,
-                other: 0.0,
-            },
-        });
+        self.forces += o.forces;
+        self.linear_solve += o.linear_solve;
+        self.body_collisions += o.body_collisions;
+        self.self_collision += o.self_collision;
+        self.self_collision_ahead += o.self_collision_ahead;
+        self.self_collision_parts.add_parts(&o.self_collision_parts);
+        self.solver_other += o.solver_other;
         self.measurements += o.measurements;
         self.cache_writing += o.cache_writing;
     }
@@ -123,6 +127,12 @@ impl BakeStages {
             if name == "self_collision" && s > 0.0 {
                 for (part, p) in self.self_collision_parts.entries() {
                     out.push_str(&format!("    {part:<14}{p:>9.3} s {:>5.1} %\n", pct(p)));
+                }
+                if self.self_collision_ahead > 0.0 {
+                    out.push_str(&format!(
+                        "    (of which {:.3} s ran alongside linear_solve)\n",
+                        self.self_collision_ahead
+                    ));
                 }
             }
         }
@@ -170,6 +180,7 @@ mod tests {
                 impact_zones: 0.5,
                 other: 0.25,
             },
+            self_ahead: 1.25,
         });
         assert_eq!(b.forces, 3.0);
         assert_eq!(b.linear_solve, 4.0);
@@ -184,6 +195,7 @@ mod tests {
         assert_eq!(sum.linear_solve, 8.0);
         assert_eq!(sum.self_collision_parts.broad_phase, 4.0);
         assert_eq!(sum.self_collision_parts.impact_zones, 1.0);
+        assert_eq!(sum.self_collision_ahead, 2.5);
         let text = sum.summary();
         assert!(
             text.starts_with("time per stage (56.00 s in stages):\n"),

@@ -189,21 +189,27 @@ fn full_simulation() {
     println!("\nfull simulation: 64x64 sheet folded onto itself (36 frames at 24 fps, 5 substeps)");
     let (contact, all, substeps, worst) = fold_in_sim(64);
     println!(
-        "{:>22} {:>10} {:>10} {:>10} {:>10} {:>12} {:>8}",
-        "frames", "assemble", "solve", "collide", "self", "other", "self %"
+        "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
+        "frames", "assemble", "solve", "collide", "self", "other", "ahead", "self %", "work %"
     );
     for (name, t) in [("with cloth contact", contact), ("all", all)] {
         println!(
-            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>12.3} {:>7.1}%",
+            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>7.1}% {:>7.1}%",
             name,
             t.assemble,
             t.solve,
             t.collide,
             t.self_collide,
             t.other,
-            100.0 * t.self_collide / t.total()
+            t.self_ahead,
+            100.0 * t.self_collide / t.total(),
+            100.0 * (t.self_collide + t.self_ahead) / (t.total() + t.self_ahead)
         );
     }
+    println!(
+        "(self: cloth–cloth time on the substep's critical path; ahead: proximity work done on \
+         another thread during the serial solve; work %: the share if that work ran in series)"
+    );
     println!("(seconds summed over frames; {substeps} substeps; max intersections {worst})");
     println!(
         "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10}",

@@ -16,9 +16,13 @@ pub struct StageTimes {
     pub self_collide: f64,
     /// Everything else (state copies, strain checks, pins).
     pub other: f64,
-    /// The parts of `self_collide` inside the cloth–cloth stage (the rest of `self_collide` is
-    /// the body normals and velocity bookkeeping around it).
+    /// Wall time of the cloth–cloth work per part (broad phase, proximity, CCD, impact zones).
+    /// Includes `self_ahead`, so the parts can add up to more than `self_collide`.
     pub self_parts: SelfCollisionTimes,
+    /// Cloth–cloth proximity work done on another thread while the linear solve ran (s; 0 when
+    /// the solve itself runs in parallel). Only the time the step waited for it after the solve
+    /// is in `self_collide`.
+    pub self_ahead: f64,
 }
 
 impl StageTimes {
@@ -29,6 +33,7 @@ impl StageTimes {
         self.self_collide += o.self_collide;
         self.other += o.other;
         self.self_parts.add(&o.self_parts);
+        self.self_ahead += o.self_ahead;
     }
 
     pub fn total(&self) -> f64 {

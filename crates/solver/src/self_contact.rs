@@ -9,7 +9,8 @@ use crate::collide::{Aabb, MovingCollider};
 use crate::error::ModelError;
 use crate::model::Model;
 use crate::self_collision::{
-    SelfCollision, SelfCollisionParams, SelfCollisionReport, SelfCollisionTopology,
+    SelfCollision, SelfCollisionParams, SelfCollisionReport, SelfCollisionTimes,
+    SelfCollisionTopology,
 };
 use glam::Vec3;
 use rayon::prelude::*;
@@ -97,6 +98,12 @@ impl SelfContact {
             v_eff: vec![Vec3::ZERO; n],
             v_orig: vec![Vec3::ZERO; n],
         }))
+    }
+
+    /// Finds the proximity contacts at `x0` (m) ahead of the solve; see
+    /// [`SelfCollision::prepare`]. Returns the time spent per part.
+    pub fn prepare(&mut self, x0: &[Vec3]) -> SelfCollisionTimes {
+        self.stage.prepare(x0, &self.params)
     }
 
     /// Makes x0 → x1 crossing-free: x1 = x0 + h·v_eff with corrected v_eff, the same correction added

@@ -6,7 +6,7 @@ use crate::constraints::Constraints;
 use crate::error::{ModelError, SimError};
 use crate::forces::{strain, Wind};
 use crate::integrator::{Assembly, StepInputs};
-use crate::linalg::{CgSettings, Mpcg, Preconditioner, Problem};
+use crate::linalg::{reduce, CgSettings, Mpcg, Preconditioner, Problem};
 use crate::model::{GarmentDesc, Model};
 use crate::pins::PinTargets;
 use crate::report::{FrameReport, StageTimes, SubstepReport};
@@ -61,6 +61,10 @@ pub struct SimSettings {
     pub air_damping: f32,
     /// MPCG preconditioner (default block incomplete Cholesky).
     pub preconditioner: Preconditioner,
+    /// Find the cloth–cloth proximity contacts of a substep on another thread while its linear
+    /// solve runs, when the solve is small enough to run on one thread (default on). The result
+    /// is the same to the bit either way; off, they are found after the solve.
+    pub proximity_ahead: bool,
 }
 
 impl Default for SimSettings {
@@ -76,6 +80,7 @@ impl Default for SimSettings {
             max_halvings: 4,
             air_damping: DEFAULT_AIR_DAMPING,
             preconditioner: Preconditioner::default(),
+            proximity_ahead: true,
         }
     }
 }
@@ -406,6 +411,12 @@ impl Simulation {
             wind: self.settings.wind.as_ref(),
             air_damping: self.settings.air_damping,
         };
+        let settings = CgSettings {
+            tolerance: self.settings.cg_tolerance,
+            max_iterations: self.settings.cg_max_iterations,
+            velocity_floor: h * self.settings.gravity.length().max(1.0),
+            preconditioner: self.settings.preconditioner,
+        };
         let start_strain = self
             .assembly
             .assemble(&self.model, &inputs, &self.constraints);
@@ -418,14 +429,34 @@ impl Simulation {
             z: &self.constraints.z,
             mass: &self.model.mass,
         };
-        let settings = CgSettings {
-            tolerance: self.settings.cg_tolerance,
-            max_iterations: self.settings.cg_max_iterations,
-            velocity_floor: h * self.settings.gravity.length().max(1.0),
-            preconditioner: self.settings.preconditioner,
+        let (mpcg, dv) = (&mut self.cg, &mut self.dv);
+        let mut solve = move || {
+            let clock = Instant::now();
+            let cg = mpcg.solve(&problem, dv, settings);
+            (cg, clock.elapsed().as_secs_f64())
         };
-        let cg = self.cg.solve(&problem, &mut self.dv, settings);
-        lap(&mut times.solve);
+        // A solve below the parallel size runs on one thread and leaves the others idle: the
+        // cloth–cloth proximity contacts, which depend only on x0, are found meanwhile.
+        let ahead = match &mut self.self_contact {
+            Some(sc) if self.settings.proximity_ahead && !reduce::parallel(n) => Some(sc),
+            _ => None,
+        };
+        let ((cg, solved), prepared) = match ahead {
+            Some(sc) => {
+                let (solve, prep) = rayon::join(solve, || sc.prepare(x0));
+                (solve, Some(prep))
+            }
+            None => (solve(), None),
+        };
+        let mut joined = 0.0;
+        lap(&mut joined);
+        times.solve += solved;
+        if let Some(prep) = prepared {
+            // Waiting for the proximity contacts after the solve counts as cloth–cloth time.
+            times.self_collide += (joined - solved).max(0.0);
+            times.self_ahead = prep.total();
+            times.self_parts.add(&prep);
+        }
 
         // v1 = v0 + Δv, x1 = x0 + h·v1 + y.
         let (dv, y) = (&self.dv, &self.constraints.y);
@@ -467,7 +498,7 @@ impl Simulation {
                     &self.sub_colliders,
                 );
                 lap(&mut times.self_collide);
-                times.self_parts = r.times;
+                times.self_parts.add(&r.times);
                 min_distance = self.min_collider_distance();
                 lap(&mut times.collide);
                 (r.contacts + r.collisions, r.unresolved)

@@ -306,3 +306,59 @@ fn self_collision_switch_is_per_garment_and_garments_always_collide() {
         "the sheet without self-collision never passed through itself: is the switch ignored?"
     );
 }
+
+/// The proximity contacts found ahead of the solve, on another thread ([`SimSettings`]'s
+/// `proximity_ahead`, used when the solve runs on one thread) change nothing: the fold above gives
+/// the same positions, contacts and CCD work to the bit with it on and off.
+#[test]
+fn proximity_found_ahead_of_the_solve_gives_the_same_fold_to_the_bit() {
+    let run = |proximity_ahead: bool| {
+        let n = 18;
+        let (size, y0) = (0.5, 0.006);
+        let mut g = with_self_collision(sheet("sheet", n, size, y0));
+        let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
+        g.pins = hard_pins(&edge);
+        let rest = g.positions.clone();
+        let settings = SimSettings {
+            substeps: 6,
+            proximity_ahead,
+            ..SimSettings::default()
+        };
+        let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
+        let ground = MovingCollider::fixed(ColliderShape::Plane {
+            point: Vec3::ZERO,
+            normal: Vec3::Y,
+        });
+        let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
+        let mut targets = rest.clone();
+        let mut frames = Vec::new();
+        for f in 1..=40 {
+            fold_pinned(&rest, &edge, pivot, f as f32 / 30.0, &mut targets);
+            let r = sim
+                .step_frame(1.0 / 24.0, &[ground], &[Some(&targets)])
+                .expect("frame");
+            let bits: Vec<u32> = sim
+                .state()
+                .x
+                .iter()
+                .flat_map(|p| p.to_array().map(f32::to_bits))
+                .collect();
+            frames.push((bits, r.substeps, r.self_contacts, r.unresolved));
+        }
+        let ahead: f64 = sim
+            .substep_reports()
+            .iter()
+            .map(|s| s.times.self_ahead)
+            .sum();
+        (frames, ahead)
+    };
+    let (with, ahead) = run(true);
+    let (without, none) = run(false);
+    assert!(ahead > 0.0, "the proximity contacts were found ahead");
+    assert_eq!(none, 0.0);
+    let contacts: u32 = with.iter().map(|f| f.2).sum();
+    assert!(contacts > 1000, "the layers touch: {contacts} contacts");
+    for (f, (a, b)) in with.iter().zip(&without).enumerate() {
+        assert!(a == b, "frame {} differs", f + 1);
+    }
+}

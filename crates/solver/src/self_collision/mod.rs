@@ -31,6 +31,7 @@ mod impulses;
 mod intersections;
 mod narrow;
 mod parallel;
+mod prepared;
 pub mod proximity;
 mod spatial_hash;
 mod topology;
@@ -46,6 +47,7 @@ use glam::Vec3;
 use impact_zones::ImpactZones;
 use narrow::Narrow;
 use parallel::{par_gather, par_gather_with};
+use prepared::{transfer_bounds, Prepared};
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -53,11 +55,19 @@ use std::time::Instant;
 pub const MAX_CCD_ITERATIONS: u32 = 10;
 /// Impact-zone iterations before giving up (reported as `unresolved`).
 pub const MAX_ZONE_ITERATIONS: u32 = 200;
-/// Broad-phase boxes are inflated by this fraction of the vertex thickness: ½ for the proximity
-/// radius plus slack so that small velocity corrections do not force a rebuild. 0.6 against the
-/// earlier 0.75: 30 % fewer candidates on the 64² fold for a few more rebuilds, the same contacts
-/// and collisions (a vertex leaving its box still forces a rebuild), the stage about 12 % faster.
+/// Broad-phase boxes are inflated by this fraction of the vertex thickness when one broad phase
+/// serves proximity and continuous collision: ½ for the proximity radius plus slack so that small
+/// velocity corrections do not force a rebuild. 0.6 against the earlier 0.75: 30 % fewer
+/// candidates on the 64² fold for a few more rebuilds, the same contacts and collisions (a vertex
+/// leaving its box still forces a rebuild), the stage about 12 % faster.
 const BOX_INFLATION: f32 = 0.6;
+/// Inflation (fraction of the thickness) of the unswept boxes of [`SelfCollision::prepare`]: ½,
+/// so that every pair closer than its thickness is listed, plus a relative 1e-4 for round-off.
+const PROXIMITY_INFLATION: f32 = 0.5 * (1.0 + 1e-4);
+/// Inflation (fraction of the thickness) of the swept boxes when the proximity contacts were
+/// prepared: continuous collision needs only its tolerance; the rest is slack for the velocity
+/// corrections of the impulses before a rebuild is forced.
+const CCD_INFLATION: f32 = 0.25;
 
 /// What one [`SelfCollision::resolve`] call did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -156,6 +166,8 @@ pub struct SelfCollision {
     mark: Vec<u32>,
     generation: u32,
     zones: ImpactZones,
+    /// Proximity contacts found ahead of the solve ([`Self::prepare`]).
+    prepared: Prepared,
 }
 
 impl SelfCollision {
@@ -192,6 +204,7 @@ impl SelfCollision {
             mark: vec![0; n],
             generation: 0,
             zones: ImpactZones::default(),
+            prepared: Prepared::default(),
         })
     }
 
@@ -203,6 +216,43 @@ impl SelfCollision {
     /// Number of layers (garments).
     pub fn layer_count(&self) -> usize {
         self.layer_self_collide.len()
+    }
+
+    /// Finds the proximity contacts at the start of a substep ahead of its solve: they depend only
+    /// on `x0` (m) and `params`, so the simulation calls this on another thread while the linear
+    /// solve runs. The next [`Self::resolve_with_bodies`] at the same `x0` uses them and needs only
+    /// the continuous-collision broad phase over slimmer boxes; the result is the same to the bit
+    /// as without this call. Returns the time spent per part.
+    ///
+    /// # Panics
+    /// If slice lengths disagree with the topology (a programming error, not user data).
+    pub fn prepare(&mut self, x0: &[Vec3], params: &[SelfCollisionParams]) -> SelfCollisionTimes {
+        let n = self.layer.len();
+        assert_eq!(x0.len(), n, "self-collision: x0 length");
+        let mut times = SelfCollisionTimes::default();
+        self.prepared.valid = false;
+        if self.triangles.is_empty() {
+            return times;
+        }
+        let mut lap = Lap::start();
+        self.set_params(params);
+        self.x1.copy_from_slice(x0);
+        self.disp.fill(0.0);
+        lap.split(&mut times.other);
+        self.build_candidates(x0, PROXIMITY_INFLATION);
+        lap.split(&mut times.broad_phase);
+        self.narrow_proximity(x0);
+        let p = &mut self.prepared;
+        std::mem::swap(&mut p.contacts, &mut self.contacts);
+        std::mem::swap(&mut p.vf, &mut self.broad.vf);
+        std::mem::swap(&mut p.ee, &mut self.broad.ee);
+        std::mem::swap(&mut p.vf_sep, &mut self.vf_sep);
+        std::mem::swap(&mut p.ee_sep, &mut self.ee_sep);
+        p.x0.clear();
+        p.x0.extend_from_slice(x0);
+        p.valid = true;
+        lap.split(&mut times.proximity);
+        times
     }
 
     /// Corrects `v` (m/s) so that x0 + h·v (computed in f32 exactly like that) has no cloth–cloth
@@ -263,11 +313,9 @@ impl SelfCollision {
             return report;
         }
         let mut lap = Lap::start();
-        for i in 0..n {
-            let p = params[self.layer[i] as usize];
-            self.thick[i] = p.thickness;
-            self.friction[i] = p.friction;
-        }
+        // Contacts prepared ahead of the solve at these very positions, if any.
+        let prepared = std::mem::take(&mut self.prepared.valid) && self.prepared.x0 == x0;
+        self.set_params(params);
         self.x1
             .par_iter_mut()
             .zip(self.disp.par_iter_mut())
@@ -277,12 +325,26 @@ impl SelfCollision {
                 *d = displacement(*p, *x1);
             });
         lap.split(&mut report.times.other);
-        self.build_candidates(x0);
+        if prepared && self.prepared_cover_the_sweep() {
+            // The prepared candidates (unswept boxes at x0, half a thickness wide) hold every
+            // sweep with its tolerance: they serve continuous collision too, no second build.
+            self.broad.vf.clone_from(&self.prepared.vf);
+            self.broad.ee.clone_from(&self.prepared.ee);
+            self.vf_sep.clone_from(&self.prepared.vf_sep);
+            self.ee_sep.clone_from(&self.prepared.ee_sep);
+        } else {
+            self.rebuild_candidates(x0, prepared);
+        }
         lap.split(&mut report.times.broad_phase);
-        report.candidates = (self.broad.vf.len() + self.broad.ee.len()) as u32;
 
         // 1. Proximity repulsion with friction (BFA02 §7.2), Gauss–Seidel in candidate order.
-        self.narrow_proximity(x0);
+        if prepared {
+            std::mem::swap(&mut self.contacts, &mut self.prepared.contacts);
+            report.candidates = (self.prepared.vf.len() + self.prepared.ee.len()) as u32;
+        } else {
+            self.narrow_proximity(x0);
+            report.candidates = (self.broad.vf.len() + self.broad.ee.len()) as u32;
+        }
         report.contacts = self.contacts.len() as u32;
         let mut rebuild = false;
         for k in 0..self.contacts.len() {
@@ -301,7 +363,7 @@ impl SelfCollision {
         loop {
             if rebuild {
                 lap.split(&mut report.times.ccd);
-                self.build_candidates(x0);
+                self.rebuild_candidates(x0, prepared);
                 lap.split(&mut report.times.broad_phase);
                 report.rebuilds += 1;
                 rebuild = false;
@@ -354,7 +416,7 @@ impl SelfCollision {
             }
             if rebuild {
                 lap.split(&mut report.times.impact_zones);
-                self.build_candidates(x0);
+                self.rebuild_candidates(x0, prepared);
                 lap.split(&mut report.times.broad_phase);
                 report.rebuilds += 1;
                 rebuild = false;
@@ -390,11 +452,72 @@ impl SelfCollision {
         out
     }
 
-    /// Broad phase: candidates for boxes of x0 → x1 inflated by `BOX_INFLATION`·thickness.
-    fn build_candidates(&mut self, x0: &[Vec3]) {
-        for (r, t) in self.inflate.iter_mut().zip(&self.thick) {
-            *r = BOX_INFLATION * t;
+    /// Candidates for x0 → x1: for continuous collision alone (inflation [`CCD_INFLATION`], the
+    /// distance bounds carried over) when the proximity contacts were prepared, else for both
+    /// ([`BOX_INFLATION`]).
+    fn rebuild_candidates(&mut self, x0: &[Vec3], prepared: bool) {
+        if prepared {
+            self.build_candidates(x0, CCD_INFLATION);
+            self.transfer_prepared_bounds();
+        } else {
+            self.build_candidates(x0, BOX_INFLATION);
         }
+    }
+
+    /// Do the boxes of the last build — the prepared ones, at x0 — hold every vertex's x1 with the
+    /// continuous-collision margin of [`Self::moved`] (then they hold its whole sweep)?
+    fn prepared_cover_the_sweep(&self) -> bool {
+        let (broad, thick) = (&self.broad, &self.thick);
+        self.x1.par_iter().enumerate().all(|(i, &x)| {
+            broad.contains_with_margin(i, x, narrow::CCD_TOLERANCE_FRACTION * thick[i] + 1e-7)
+        })
+    }
+
+    /// Thickness and friction of every vertex from its garment's parameters.
+    fn set_params(&mut self, params: &[SelfCollisionParams]) {
+        for ((th, mu), &l) in self
+            .thick
+            .iter_mut()
+            .zip(&mut self.friction)
+            .zip(&self.layer)
+        {
+            let p = params[l as usize];
+            (*th, *mu) = (p.thickness, p.friction);
+        }
+    }
+
+    /// The prepared candidates' distance bounds at x0 for the current candidates: a pair the
+    /// prepared (unswept, thickness-wide) broad phase did not list is at least its thickness
+    /// apart (the boxes had a relative 1e-4 and eight ulps to spare; a relative 1e-6 is kept).
+    fn transfer_prepared_bounds(&mut self) {
+        let (p, thick) = (&self.prepared, &self.thick);
+        let (tris, edges) = (&self.triangles, &self.edges);
+        let pair_th = |a: u32, b: u32| 0.5 * (thick[a as usize] + thick[b as usize]) as f64;
+        let shrink = 1.0 - 1e-6;
+        transfer_bounds(
+            &p.vf,
+            &p.vf_sep,
+            &self.broad.vf,
+            &mut self.vf_sep,
+            |[v, t]| shrink * pair_th(v, tris[t as usize][0]),
+        );
+        transfer_bounds(
+            &p.ee,
+            &p.ee_sep,
+            &self.broad.ee,
+            &mut self.ee_sep,
+            |[e, f]| shrink * pair_th(edges[e as usize][0], edges[f as usize][0]),
+        );
+    }
+
+    /// Broad phase: candidates for boxes of x0 → x1 inflated by `inflation`·thickness, plus eight
+    /// f32 ulps of the coordinates so that round-off in the bounds never drops a pair.
+    fn build_candidates(&mut self, x0: &[Vec3], inflation: f32) {
+        let (thick, x1) = (&self.thick, &self.x1);
+        self.inflate.par_iter_mut().enumerate().for_each(|(i, r)| {
+            let size = x0[i].abs().max(x1[i].abs()).max_element();
+            *r = inflation * thick[i] + 8.0 * f32::EPSILON * size;
+        });
         let mesh = Mesh {
             triangles: &self.triangles,
             edges: &self.edges,
