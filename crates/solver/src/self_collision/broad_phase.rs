@@ -223,55 +223,54 @@ struct Expand<'a> {
 }
 
 impl Expand<'_> {
-    /// Candidates from triangles `a` ≠ `b` whose boxes overlap: the vertices of each against the
-    /// other triangle, and the edges of one against those of the other. Every vertex–triangle
-    /// (edge–edge) pair whose boxes overlap comes from exactly one such triangle pair: that of the
-    /// vertex's triangle and the triangle (of the two edges' triangles), since a feature's box lies
-    /// in its triangle's box. (A triangle with itself would give only pairs sharing a vertex.)
-    /// Triangles sharing a vertex give nothing here: their pairs are in [`AdjacentPairs`]; so no
-    /// feature pair made here shares a vertex, and all share the two triangles' garments.
-    #[inline(always)]
-    fn pair(&self, a: u32, b: u32, buf: &mut Task) {
-        let (ta, tb) = (
-            &self.mesh.triangles[a as usize],
-            &self.mesh.triangles[b as usize],
-        );
-        let shared = (ta[0] == tb[0]) | (ta[0] == tb[1]) | (ta[0] == tb[2]);
-        let shared = shared | (ta[1] == tb[0]) | (ta[1] == tb[1]) | (ta[1] == tb[2]);
-        let shared = shared | (ta[2] == tb[0]) | (ta[2] == tb[1]) | (ta[2] == tb[2]);
-        if !shared && self.mesh.allowed(ta[0], tb[0]) {
-            self.expand(a, b, buf);
-        }
-    }
-
-    /// [`Self::pair`] for every triangle of cluster `a` with every triangle of cluster `b` ≠ `a`.
+    /// Candidates from clusters `a` ≠ `b` whose boxes overlap: [`Self::expand`] for every pair of
+    /// their triangles that share no vertex and may collide (different garments, or one garment
+    /// with self-collision on). Triangles sharing a vertex give nothing here: their pairs are in
+    /// [`AdjacentPairs`].
     #[inline]
     fn clusters(&self, a: &Cluster, b: &Cluster, buf: &mut Task) {
-        let mut shared = false;
-        for u in a.verts {
-            for v in b.verts {
-                shared |= u == v;
+        // same[i]: which corners of b equal corner i of a.
+        let mut same = [0u8; 4];
+        for (i, u) in a.verts.iter().enumerate() {
+            for (j, v) in b.verts.iter().enumerate() {
+                same[i] |= ((u == v) as u8) << j;
             }
         }
-        let tris = |c: &Cluster| c.tris.into_iter().filter(|&t| t != u32::MAX);
-        if shared {
-            for s in tris(a) {
-                for t in tris(b) {
-                    self.pair(s, t, buf);
+        if same == [0; 4] {
+            // No triangle of one shares a vertex with one of the other.
+            if self.mesh.allowed(a.verts[0], b.verts[0]) {
+                for s in a.triangles() {
+                    for t in b.triangles() {
+                        self.expand(s, t, buf);
+                    }
                 }
             }
-        } else if self.mesh.allowed(a.verts[0], b.verts[0]) {
-            // No triangle of one shares a vertex with one of the other.
-            for s in tris(a) {
-                for t in tris(b) {
+            return;
+        }
+        // Neighbours (one garment): skip the triangle pairs that share a corner.
+        if !self.mesh.self_collides(a.verts[0]) {
+            return;
+        }
+        for (s, ms) in a.triangles().zip(a.masks) {
+            let mut touched = 0u8;
+            for (i, &row) in same.iter().enumerate() {
+                if ms >> i & 1 == 1 {
+                    touched |= row;
+                }
+            }
+            for (t, mt) in b.triangles().zip(b.masks) {
+                if touched & mt == 0 {
                     self.expand(s, t, buf);
                 }
             }
         }
     }
 
-    /// The feature pairs of [`Self::pair`] for triangles `a`, `b` that share no vertex and may
-    /// collide.
+    /// Candidates from triangles `a` ≠ `b` that share no vertex, if their 18-DOPs overlap: the
+    /// vertices of each against the other triangle, and the edges of one against those of the
+    /// other. Every vertex–triangle (edge–edge) pair whose DOPs overlap comes from exactly one such
+    /// triangle pair: that of the vertex's triangle and the triangle (of the two edges' triangles),
+    /// since a feature's DOP lies in its triangle's. No feature pair made here shares a vertex.
     #[inline(never)]
     fn expand(&self, a: u32, b: u32, buf: &mut Task) {
         let (da, db) = (&self.tdop[a as usize], &self.tdop[b as usize]);
@@ -519,6 +518,15 @@ struct Cluster {
     tris: [u32; 2],
     /// Its corners (a triangle's first corner repeated for a single triangle).
     verts: [u32; 4],
+    /// Per triangle, which of `verts` are its corners (bit i for `verts[i]`).
+    masks: [u8; 2],
+}
+
+impl Cluster {
+    /// Its one or two triangles.
+    fn triangles(&self) -> impl Iterator<Item = u32> {
+        self.tris.into_iter().filter(|&t| t != u32::MAX)
+    }
 }
 
 /// Pairs each triangle with the neighbour across its longest edge at `x` when that edge is the
@@ -556,6 +564,7 @@ fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<Cluster> {
             out.push(Cluster {
                 tris: [t, u32::MAX],
                 verts: [tri[0], tri[1], tri[2], tri[0]],
+                masks: [0b0111, 0],
             });
         } else if t < p {
             let other = triangles[p as usize];
@@ -563,9 +572,13 @@ fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<Cluster> {
                 .into_iter()
                 .find(|v| !tri.contains(v))
                 .unwrap_or(tri[0]);
+            let verts = [tri[0], tri[1], tri[2], fourth];
+            let mask =
+                |c: [u32; 3]| (0..4).fold(0u8, |m, i| m | (c.contains(&verts[i]) as u8) << i);
             out.push(Cluster {
                 tris: [t, p],
-                verts: [tri[0], tri[1], tri[2], fourth],
+                verts,
+                masks: [mask(tri), mask(other)],
             });
         }
     }
