@@ -60,7 +60,7 @@ pub const MAX_ZONE_ITERATIONS: u32 = 200;
 /// velocity corrections do not force a rebuild. 0.6 against the earlier 0.75: 30 % fewer
 /// candidates on the 64² fold for a few more rebuilds, the same contacts and collisions (a vertex
 /// leaving its box still forces a rebuild), the stage about 12 % faster.
-const BOX_INFLATION: f32 = 0.6;
+const BOX_INFLATION: f32 = 0.7;
 /// Inflation (fraction of the thickness) of the unswept boxes of [`SelfCollision::prepare`]: ½,
 /// so that every pair closer than its thickness is listed, plus a relative 1e-4 for round-off.
 const PROXIMITY_INFLATION: f32 = 0.5 * (1.0 + 1e-4);
