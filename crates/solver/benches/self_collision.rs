@@ -4,7 +4,9 @@
 //! Part 1 (full simulation): a 64×64 sheet (0.5 m, cotton) lying on the ground is folded in half
 //! onto itself by its pinned far edge (as in tests/self_collision_sim.rs); prints the share of the
 //! substep time spent in self-collision (`StageTimes::self_collide` / total) over the frames with
-//! cloth–cloth contact, and over the whole run.
+//! cloth–cloth contact, and over the whole run, with the proximity contacts found on another thread
+//! during the serial solve (the default) and without; and the share the self-collision work would
+//! have if it all ran in series (`self_ahead` added to both).
 //!
 //! Part 2 (stage alone): a sheet folded in half — the lower half lies still, the upper half
 //! falls onto it under gravity with small random lateral motion — resolved every substep; prints
@@ -128,7 +130,7 @@ fn stage_alone(n: usize, size: f32, substeps: usize) -> StageRun {
 
 /// Folds an n×n sheet in half with its pinned edge; returns (stage times summed over frames with
 /// cloth–cloth contact, summed over all frames, substeps, max intersections).
-fn fold_in_sim(n: usize) -> (StageTimes, StageTimes, u32, usize) {
+fn fold_in_sim(n: usize, proximity_ahead: bool) -> (StageTimes, StageTimes, u32, usize) {
     let (size, y0) = (0.5, 0.006);
     let mut g = sheet("sheet", n, size, y0);
     g.self_collision = Some(SelfCollisionParams {
@@ -140,6 +142,7 @@ fn fold_in_sim(n: usize) -> (StageTimes, StageTimes, u32, usize) {
     let rest = g.positions.clone();
     let settings = SimSettings {
         substeps: 5,
+        proximity_ahead,
         ..SimSettings::default()
     };
     let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
@@ -187,41 +190,47 @@ fn main() {
 
 fn full_simulation() {
     println!("\nfull simulation: 64x64 sheet folded onto itself (36 frames at 24 fps, 5 substeps)");
-    let (contact, all, substeps, worst) = fold_in_sim(64);
-    println!(
-        "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
-        "frames", "assemble", "solve", "collide", "self", "other", "ahead", "self %", "work %"
-    );
-    for (name, t) in [("with cloth contact", contact), ("all", all)] {
+    for ahead in [true, false] {
+        let (contact, all, substeps, worst) = fold_in_sim(64, ahead);
         println!(
-            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>7.1}% {:>7.1}%",
-            name,
-            t.assemble,
-            t.solve,
-            t.collide,
-            t.self_collide,
-            t.other,
-            t.self_ahead,
-            100.0 * t.self_collide / t.total(),
-            100.0 * (t.self_collide + t.self_ahead) / (t.total() + t.self_ahead)
+            "\nproximity found ahead of the solve (on another thread): {}",
+            if ahead { "yes (default)" } else { "no" }
         );
+        println!(
+            "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8}",
+            "frames", "assemble", "solve", "collide", "self", "other", "ahead", "self %", "work %"
+        );
+        for (name, t) in [("with cloth contact", contact), ("all", all)] {
+            println!(
+                "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>7.1}% {:>7.1}%",
+                name,
+                t.assemble,
+                t.solve,
+                t.collide,
+                t.self_collide,
+                t.other,
+                t.self_ahead,
+                100.0 * t.self_collide / t.total(),
+                100.0 * (t.self_collide + t.self_ahead) / (t.total() + t.self_ahead)
+            );
+        }
+        println!(
+            "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "self-collision parts", "broad", "proximity", "ccd", "zones", "other"
+        );
+        for (name, t) in [("with cloth contact", contact), ("all", all)] {
+            let p = t.self_parts;
+            println!(
+                "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+                name, p.broad_phase, p.proximity, p.ccd, p.impact_zones, p.other
+            );
+        }
+        println!("(seconds summed over frames; {substeps} substeps; max intersections {worst})");
     }
     println!(
-        "(self: cloth–cloth time on the substep's critical path; ahead: proximity work done on \
+        "(self: cloth–cloth time on the substep's critical path; ahead: its proximity work done on \
          another thread during the serial solve; work %: the share if that work ran in series)"
     );
-    println!("(seconds summed over frames; {substeps} substeps; max intersections {worst})");
-    println!(
-        "{:>22} {:>10} {:>10} {:>10} {:>10} {:>10}",
-        "self-collision parts", "broad", "proximity", "ccd", "zones", "other"
-    );
-    for (name, t) in [("with cloth contact", contact), ("all", all)] {
-        let p = t.self_parts;
-        println!(
-            "{:>22} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
-            name, p.broad_phase, p.proximity, p.ccd, p.impact_zones, p.other
-        );
-    }
 }
 
 fn stage_table() {
