@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand};
 /// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences).
 ///
 /// Exit codes: 0 success, 2 bad usage or bad input (the message names the file and the field),
-/// 1 the simulation failed, 130 interrupted (Ctrl+C, SIGTERM or SIGHUP: the bake stops after the
-/// current frame and removes its temporary files; no cache is written).
+/// 1 the simulation failed, 130 interrupted (Ctrl+C, SIGTERM or SIGHUP: the bake stops before its
+/// next substep and removes its temporary files; no cache is written).
 #[derive(Debug, Parser)]
 #[command(name = "clothbake", version, propagate_version = true)]
 pub struct Cli {
@@ -22,7 +22,7 @@ pub enum Command {
     ///
     /// With no SCENE, bakes the built-in `sheet-on-sphere` sample into ./clothbake-out. Ends with the
     /// time spent per stage. Exit codes: 0 done, 1 the simulation failed (frame and garment named),
-    /// 2 bad usage or input, 130 interrupted (Ctrl+C/SIGTERM/SIGHUP: stops after the current frame,
+    /// 2 bad usage or input, 130 interrupted (Ctrl+C/SIGTERM/SIGHUP: stops before the next substep,
     /// writes no cache and removes its temporary files).
     Bake(BakeArgs),
     /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd).

@@ -20,11 +20,12 @@ pub enum CliError {
     /// The simulation itself failed (diverged, non-finite state, invalid model).
     #[error("simulation failed: {0}")]
     Simulation(String),
-    /// SIGINT/SIGTERM/SIGHUP stopped the bake between frames; its temporary files were removed.
+    /// SIGINT/SIGTERM/SIGHUP stopped the bake (before a substep or between frames); its temporary
+    /// files were removed.
     #[error("interrupted{}: the bake stopped; no cache or report was written (temporary files removed)",
         match .last_frame { Some(f) => format!(" after frame {f}"), None => String::new() })]
     Interrupted {
-        /// The last frame simulated, if any.
+        /// The last frame simulated completely, if any.
         last_frame: Option<i32>,
     },
 }

@@ -1,6 +1,7 @@
 //! Ctrl+C / SIGTERM / SIGHUP during a bake: the signal only sets a flag that the bake checks between
-//! frames; it then stops, its cache writers remove their temporary files, and the process exits with
-//! [`EXIT_INTERRUPTED`]. A second signal ends the process at once (temporary files may remain).
+//! frames and the solver before every substep; it then stops, its cache writers remove their
+//! temporary files, and the process exits with [`EXIT_INTERRUPTED`]. A second signal ends the process
+//! at once (temporary files may remain).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -26,10 +27,15 @@ impl Interrupt {
                 std::process::exit(i32::from(EXIT_INTERRUPTED));
             }
             eprintln!(
-                "clothbake: interrupted, stopping after the current frame (again to stop at once)"
+                "clothbake: interrupted, stopping before the next substep (again to stop at once)"
             );
         })?;
         Ok(interrupt)
+    }
+
+    /// The flag itself, for the solver to check before every substep.
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.requested)
     }
 
     /// True once a stop was requested.

@@ -9,7 +9,7 @@ use clothbake_io::{
     Shape,
 };
 use clothbake_solver::self_collision::count_intersections;
-use clothbake_solver::{ColliderShape, MovingCollider, Simulation};
+use clothbake_solver::{ColliderShape, MovingCollider, SimError, Simulation};
 use glam::Vec3;
 
 use crate::cli::{BakeArgs, FormatArg};
@@ -28,7 +28,8 @@ use crate::stage_times::{BakeStages, Lap};
 const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
 const DEFAULT_OUTPUT: &str = "clothbake-out";
 
-/// Bakes; stops between frames (removing every temporary file) once `interrupt` is requested.
+/// Bakes; stops before the next substep (removing every temporary file) once `interrupt` is
+/// requested.
 pub fn run(args: &BakeArgs, interrupt: &Interrupt) -> Result<()> {
     let mut reporter = Reporter::new(args.json);
     let pool = rayon::ThreadPoolBuilder::new()
@@ -77,6 +78,7 @@ fn bake(
     let descs = garment_descs(&scene)?;
     let mut sim = Simulation::new(descs, sim_settings(&scene))
         .map_err(|e| CliError::Input(format!("{}: {e}", plan.scene_path.display())))?;
+    sim.set_stop_flag(interrupt.flag());
 
     let names: Vec<String> = scene.garments.iter().map(|g| g.spec.name.clone()).collect();
     let total = (plan.last - plan.first + 1) as usize;
@@ -181,9 +183,13 @@ fn bake(
             );
             let targets = pins.at(&scene, frame as f32);
             stages.animation = lap.lap();
-            let r = sim
-                .step_frame(dt, &moving, &targets)
-                .map_err(|e| sim_failure::step_error(&e, frame, &names))?;
+            let r = sim.step_frame(dt, &moving, &targets).map_err(|e| match e {
+                // Dropping the unfinished writers removes their temporary files.
+                SimError::Stopped { .. } => CliError::Interrupted {
+                    last_frame: Some(frame - 1),
+                },
+                e => sim_failure::step_error(&e, frame, &names),
+            })?;
             stages.add_solver(&r.times);
             lap.lap();
             std::mem::swap(&mut shapes_start, &mut shapes_end);

@@ -158,3 +158,68 @@ fn the_next_bake_removes_what_a_killed_bake_left() {
         ]
     );
 }
+
+/// A frame of 200000 substeps (minutes) is stopped within a substep of the signal, not at its end:
+/// the solver checks the flag before every substep.
+#[test]
+fn a_signal_stops_a_long_frame_before_its_next_substep() {
+    let d = Dir::new();
+    d.ok(&["sample", "sheet-on-sphere", "-o", "s", "--resolution", "32"]);
+    let scene = std::fs::read_to_string(d.path("s/scene.toml")).expect("read scene");
+    assert!(scene.contains("substeps = 4"), "{scene}");
+    d.write(
+        "s/scene.toml",
+        scene.replace("substeps = 4", "substeps = 200000"),
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
+        .args([
+            "bake",
+            "s/scene.toml",
+            "-o",
+            "out",
+            "--frames",
+            "1..3",
+            "--json",
+        ])
+        .current_dir(d.root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start clothbake");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    // Frame 1 is the rest frame; frame 2 is being simulated once its event is out.
+    for line in lines.by_ref() {
+        let ev: Value = serde_json::from_str(&line.expect("read stdout")).expect("JSON line");
+        if ev["event"] == "frame" && ev["frame"] == 1 {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    send(&child, "-TERM");
+    let sent = Instant::now();
+    let code = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s.code();
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(20),
+            "the long frame was not stopped"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(code, Some(130));
+    let rest: Vec<Value> = lines
+        .map(|l| serde_json::from_str(&l.expect("read stdout")).expect("JSON line"))
+        .collect();
+    let last = rest.last().expect("an error event");
+    assert_eq!(last["code"], 130, "{rest:?}");
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("interrupted after frame 1:"),
+        "{rest:?}"
+    );
+    assert!(temp_files(&d).is_empty(), "{:?}", temp_files(&d));
+    assert!(!d.path("out/sheet.pc2").exists());
+}

@@ -120,4 +120,8 @@ pub enum SimError {
     SolveNonFinite { time: f64, h: f32, halvings: u32 },
     #[error("bad step input: {0}")]
     Input(String),
+    /// The stop flag ([`crate::Simulation::set_stop_flag`]) was raised; the frame was left
+    /// unfinished at the last accepted substep.
+    #[error("stopped on request at t = {time} s")]
+    Stopped { time: f64 },
 }

@@ -14,6 +14,8 @@ use crate::self_contact::SelfContact;
 use crate::state::State;
 use glam::Vec3;
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Default of [`SimSettings::strain_jump`]. BW §6 reject a step whose strain changes by more than
@@ -151,6 +153,8 @@ pub struct Simulation {
     held: Vec<bool>,
     /// Every substep attempted in the last frame (accepted and rejected), reused between frames.
     substep_log: Vec<SubstepReport>,
+    /// Raised by another thread to stop the current frame before its next substep.
+    stop: Option<Arc<AtomicBool>>,
     /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
     h_scale: u32,
     accepted_in_row: u32,
@@ -180,6 +184,7 @@ impl Simulation {
             self_contact: SelfContact::new(&model)?,
             held: vec![false; n],
             substep_log: Vec::new(),
+            stop: None,
             h_scale: 0,
             accepted_in_row: 0,
             time: 0.0,
@@ -202,6 +207,13 @@ impl Simulation {
     /// Simulated time (s) since the start.
     pub fn time(&self) -> f64 {
         self.time
+    }
+
+    /// A flag another thread (a signal handler, a UI) can raise to stop a long frame early: the
+    /// next substep of [`Self::step_frame`] does not start and the frame fails with
+    /// [`SimError::Stopped`], leaving the state at the last accepted substep.
+    pub fn set_stop_flag(&mut self, flag: Arc<AtomicBool>) {
+        self.stop = Some(flag);
     }
 
     /// Reports of every substep attempted during the last [`Self::step_frame`] (in order; rejected
@@ -253,6 +265,13 @@ impl Simulation {
         let full = grid / self.settings.substeps as u64;
         let mut pos: u64 = 0;
         while pos < grid {
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                return Err(SimError::Stopped { time: self.time });
+            }
             let step = (full >> self.h_scale).max(1).min(grid - pos);
             let (s0, s1) = (pos as f32 / grid as f32, (pos + step) as f32 / grid as f32);
             let h = nominal * step as f32 / full as f32;
