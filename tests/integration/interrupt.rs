@@ -24,18 +24,24 @@ fn snapshot(d: &Dir, rel: &str) -> Vec<(String, Vec<u8>)> {
 
 type Lines = std::io::Lines<BufReader<std::process::ChildStdout>>;
 
-/// Starts a long bake (3000 frames, minutes) into `out/` and waits for its second frame, when it is
-/// streaming into temporary files (checked).
-fn start_long_bake(d: &Dir, scene: &str, formats: &str) -> (Child, Lines) {
+/// Starts `clothbake bake SCENE -o out --json` with `args` in `d`, stdout and stderr piped.
+fn spawn_bake(d: &Dir, scene: &str, args: &[&str]) -> (Child, Lines) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
-        .args(["bake", scene, "-o", "out", "--frames", "1..3000"])
-        .args(["--format", formats, "--json"])
+        .args(["bake", scene, "-o", "out", "--json"])
+        .args(args)
         .current_dir(d.root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("start clothbake");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    (child, lines)
+}
+
+/// Starts a long bake (3000 frames, minutes) into `out/` and waits for its second frame, when it is
+/// streaming into temporary files (checked).
+fn start_long_bake(d: &Dir, scene: &str, formats: &str) -> (Child, Lines) {
+    let (child, mut lines) = spawn_bake(d, scene, &["--frames", "1..3000", "--format", formats]);
     let mut events: Vec<Value> = Vec::new();
     for line in lines.by_ref() {
         let line = line.expect("read stdout");

@@ -17,11 +17,11 @@
 //!   and the sheet side grows with the vertex count, so the local workload per vertex is constant:
 //!   this is what "cost per vertex flat" measures for an O(n) stage.
 
-use clothbake_solver::fixtures::{fold_pinned, hard_pins, regular_grid, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{ground, regular_grid, sheet, EdgeFold};
 use clothbake_solver::self_collision::{
     count_intersections, SelfCollision, SelfCollisionParams, SelfCollisionTopology,
 };
-use clothbake_solver::{ColliderShape, MovingCollider, SimSettings, Simulation, StageTimes};
+use clothbake_solver::{SimSettings, Simulation, StageTimes};
 use glam::Vec3;
 use std::time::Instant;
 
@@ -137,35 +137,21 @@ fn fold_in_sim(n: usize, proximity_ahead: bool) -> (StageTimes, StageTimes, u32,
         thickness: 0.003,
         friction: 0.3,
     });
-    let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    g.pins = hard_pins(&edge);
-    let rest = g.positions.clone();
+    let mut fold = EdgeFold::pin(&mut g, n, y0);
     let settings = SimSettings {
         substeps: 5,
         proximity_ahead,
         ..SimSettings::default()
     };
     let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
-    let ground = MovingCollider::fixed(ColliderShape::Plane {
-        point: Vec3::ZERO,
-        normal: Vec3::Y,
-    });
-    let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
     let (swing_frames, frames) = (24, 36);
-    let mut targets = rest.clone();
     let (mut contact, mut all) = (StageTimes::default(), StageTimes::default());
     let mut substeps = 0;
     let mut worst = 0;
     for f in 1..=frames {
-        fold_pinned(
-            &rest,
-            &edge,
-            pivot,
-            f as f32 / swing_frames as f32,
-            &mut targets,
-        );
+        let targets = fold.targets(f as f32 / swing_frames as f32);
         let r = sim
-            .step_frame(1.0 / 24.0, &[ground], &[Some(&targets)])
+            .step_frame(1.0 / 24.0, &[ground()], &[Some(targets)])
             .expect("frame");
         all.add(&r.times);
         substeps += r.substeps;

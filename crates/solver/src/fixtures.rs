@@ -1,5 +1,6 @@
 //! Small mesh builders for tests, benchmarks and samples.
 
+use crate::collide::{ColliderShape, MovingCollider};
 use crate::model::{GarmentDesc, Pin};
 use glam::{Quat, Vec2, Vec3};
 
@@ -69,6 +70,53 @@ pub fn fold_pinned(
     for &v in pinned {
         targets[v as usize] = pivot + rot * (rest[v as usize] - pivot);
     }
+}
+
+/// The far edge (row j = n − 1) of a [`sheet`] lying at height `y` (m), hard-pinned and swung over
+/// the top about a hinge along x through the sheet's middle line, 1.2 cm above it, so that the
+/// sheet folds in half onto itself (the fold of the self-collision tests and bench).
+pub struct EdgeFold {
+    /// Rest positions of the sheet (m).
+    pub rest: Vec<Vec3>,
+    /// The pinned edge's vertices.
+    pub edge: Vec<u32>,
+    /// A point of the hinge axis (m).
+    pub pivot: Vec3,
+    targets: Vec<Vec3>,
+}
+
+impl EdgeFold {
+    /// Hard-pins the far edge of `g`, an `n × n` [`sheet`] at height `y` (m), and returns its fold.
+    pub fn pin(g: &mut GarmentDesc, n: usize, y: f32) -> EdgeFold {
+        let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
+        g.pins = hard_pins(&edge);
+        EdgeFold {
+            rest: g.positions.clone(),
+            edge,
+            pivot: Vec3::new(0.0, y + 0.012, 0.0),
+            targets: g.positions.clone(),
+        }
+    }
+
+    /// Pin targets (m) at `progress` of the swing (see [`fold_pinned`]).
+    pub fn targets(&mut self, progress: f32) -> &[Vec3] {
+        fold_pinned(
+            &self.rest,
+            &self.edge,
+            self.pivot,
+            progress,
+            &mut self.targets,
+        );
+        &self.targets
+    }
+}
+
+/// The ground: the fixed plane y = 0.
+pub fn ground() -> MovingCollider {
+    MovingCollider::fixed(ColliderShape::Plane {
+        point: Vec3::ZERO,
+        normal: Vec3::Y,
+    })
 }
 
 /// A regular `n × n` grid in the XZ plane from the origin, `spacing` (m) apart, every quad split

@@ -3,7 +3,7 @@
 //! least 0.9 × its collider thickness outside) nor cross the other cloth (zero triangle–triangle
 //! intersections, counted by the independent `count_intersections`).
 
-use clothbake_solver::fixtures::{fold_pinned, hard_pins, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{sheet, EdgeFold};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::*;
 use glam::Vec3;
@@ -33,9 +33,7 @@ fn folded_sheet_pressed_onto_the_ground_by_a_capsule_keeps_clear_of_both() {
         friction: 0.3,
     });
     let thickness = g.thickness;
-    let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    g.pins = hard_pins(&edge);
-    let rest = g.positions.clone();
+    let mut fold = EdgeFold::pin(&mut g, n, y0);
     let settings = SimSettings {
         substeps: 6,
         ..SimSettings::default()
@@ -59,25 +57,17 @@ fn folded_sheet_pressed_onto_the_ground_by_a_capsule_keeps_clear_of_both() {
         let s = ((f - 30) as f32 / 20.0).clamp(0.0, 1.0);
         0.4 + (lowest - 0.4) * s * s * (3.0 - 2.0 * s)
     };
-    let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
     let (fps, swing_frames, frames) = (24.0f32, 30, 60);
-    let mut targets = rest.clone();
     let mut capsule_contacts = 0;
     for f in 1..=frames {
-        fold_pinned(
-            &rest,
-            &edge,
-            pivot,
-            f as f32 / swing_frames as f32,
-            &mut targets,
-        );
+        let targets = fold.targets(f as f32 / swing_frames as f32);
         let (c0, c1) = (capsule_at(bottom_at(f - 1)), capsule_at(bottom_at(f)));
         let colliders = [
             MovingCollider::fixed(ground),
             MovingCollider { start: c0, end: c1 },
         ];
         let r = sim
-            .step_frame(1.0 / fps, &colliders, &[Some(&targets)])
+            .step_frame(1.0 / fps, &colliders, &[Some(targets)])
             .expect("frame");
         let x = sim.garment_positions(0);
         let ints = count_intersections(x, &sim.model().triangles);

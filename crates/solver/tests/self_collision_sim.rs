@@ -2,7 +2,7 @@
 //! itself by its pinned edge, and Baraff & Witkin's twisted sheet. Zero triangle–triangle
 //! intersections at every frame, counted by the independent `count_intersections`.
 
-use clothbake_solver::fixtures::{fold_pinned, hard_pins, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{ground, hard_pins, sheet, sheet_vertex, EdgeFold};
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::*;
 use glam::{Quat, Vec3};
@@ -56,35 +56,21 @@ fn fold_sheet_over_by_its_pinned_edge(air_damping: f32) {
     let size = 0.5;
     let y0 = 0.006;
     let mut g = with_self_collision(sheet("sheet", n, size, y0));
-    let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    g.pins = hard_pins(&edge);
-    let rest = g.positions.clone();
+    // Hinge 1.2 cm above the sheet: the folded layer ends 2.4 cm above the lower one and settles
+    // onto it under gravity.
+    let mut fold = EdgeFold::pin(&mut g, n, y0);
     let settings = SimSettings {
         substeps: 6,
         air_damping,
         ..SimSettings::default()
     };
     let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
-    let ground = MovingCollider::fixed(ColliderShape::Plane {
-        point: Vec3::ZERO,
-        normal: Vec3::Y,
-    });
-    // Hinge axis: along x through the middle line, 1.2 cm above the sheet, so the folded layer
-    // ends 2.4 cm above the lower one and settles onto it under gravity.
-    let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
     let (fps, swing_frames, frames) = (24.0f32, 30, 48);
-    let mut targets = rest.clone();
     let mut contacts_late = 0;
     for f in 1..=frames {
-        fold_pinned(
-            &rest,
-            &edge,
-            pivot,
-            f as f32 / swing_frames as f32,
-            &mut targets,
-        );
+        let targets = fold.targets(f as f32 / swing_frames as f32);
         let r = sim
-            .step_frame(1.0 / fps, &[ground], &[Some(&targets)])
+            .step_frame(1.0 / fps, &[ground()], &[Some(targets)])
             .expect("frame");
         let ints = intersections(&sim);
         eprintln!(
@@ -258,9 +244,7 @@ fn self_collision_switch_is_per_garment_and_garments_always_collide() {
     let (size, y0) = (0.5, 0.006);
     let mut a = sheet("folded", n, size, y0);
     a.self_collision = None;
-    let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-    a.pins = hard_pins(&edge);
-    let rest = a.positions.clone();
+    let mut fold = EdgeFold::pin(&mut a, n, y0);
     // 20 cm sheet over the lower half (z < 0) at x > 0, 1.2 cm above it.
     let mut b = with_self_collision(sheet("small", 8, 0.2, y0 + 0.012));
     for p in b.positions.iter_mut() {
@@ -272,17 +256,11 @@ fn self_collision_switch_is_per_garment_and_garments_always_collide() {
         ..SimSettings::default()
     };
     let mut sim = Simulation::new(vec![a, b], settings).expect("valid sheets");
-    let ground = MovingCollider::fixed(ColliderShape::Plane {
-        point: Vec3::ZERO,
-        normal: Vec3::Y,
-    });
-    let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
-    let mut targets = rest.clone();
     let (mut within_a, mut contacts) = (0, 0);
     for f in 1..=40 {
-        fold_pinned(&rest, &edge, pivot, f as f32 / 30.0, &mut targets);
+        let targets = fold.targets(f as f32 / 30.0);
         let r = sim
-            .step_frame(1.0 / 24.0, &[ground], &[Some(&targets), None])
+            .step_frame(1.0 / 24.0, &[ground()], &[Some(targets), None])
             .expect("frame");
         let (x, tris) = (&sim.state().x, &sim.model().triangles);
         let all = count_intersections(x, tris);
@@ -316,26 +294,18 @@ fn proximity_found_ahead_of_the_solve_gives_the_same_fold_to_the_bit() {
         let n = 18;
         let (size, y0) = (0.5, 0.006);
         let mut g = with_self_collision(sheet("sheet", n, size, y0));
-        let edge: Vec<u32> = (0..n).map(|i| sheet_vertex(n, i, n - 1)).collect();
-        g.pins = hard_pins(&edge);
-        let rest = g.positions.clone();
+        let mut fold = EdgeFold::pin(&mut g, n, y0);
         let settings = SimSettings {
             substeps: 6,
             proximity_ahead,
             ..SimSettings::default()
         };
         let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
-        let ground = MovingCollider::fixed(ColliderShape::Plane {
-            point: Vec3::ZERO,
-            normal: Vec3::Y,
-        });
-        let pivot = Vec3::new(0.0, y0 + 0.012, 0.0);
-        let mut targets = rest.clone();
         let mut frames = Vec::new();
         for f in 1..=40 {
-            fold_pinned(&rest, &edge, pivot, f as f32 / 30.0, &mut targets);
+            let targets = fold.targets(f as f32 / 30.0);
             let r = sim
-                .step_frame(1.0 / 24.0, &[ground], &[Some(&targets)])
+                .step_frame(1.0 / 24.0, &[ground()], &[Some(targets)])
                 .expect("frame");
             let bits: Vec<u32> = sim
                 .state()

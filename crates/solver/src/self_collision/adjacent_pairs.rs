@@ -9,6 +9,7 @@
 //! needed for them.
 
 use super::broad_phase::Features;
+use super::topology::VertexTriangles;
 
 /// Vertex–triangle and edge–edge pairs of triangles that share at least one vertex, excluding
 /// pairs that share a vertex themselves. Indices are into the feature order of [`Features`]
@@ -23,28 +24,12 @@ pub struct AdjacentPairs {
 impl AdjacentPairs {
     /// Lists the pairs of every two distinct triangles sharing a vertex. `n`: vertex count.
     pub fn new(n: usize, triangles: &[[u32; 3]], edges: &[[u32; 2]], f: &Features) -> Self {
-        // Triangles around each vertex (CSR).
-        let mut start = vec![0u32; n + 1];
-        for &v in triangles.iter().flatten() {
-            start[v as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut around = vec![0u32; 3 * triangles.len()];
-        for (t, tri) in triangles.iter().enumerate() {
-            for &v in tri {
-                around[fill[v as usize] as usize] = t as u32;
-                fill[v as usize] += 1;
-            }
-        }
+        let around = VertexTriangles::new(n, triangles);
         let mut out = Self::default();
         for (a, ta) in triangles.iter().enumerate() {
             let a = a as u32;
             for (k, &v) in ta.iter().enumerate() {
-                let ring = &around[start[v as usize] as usize..start[v as usize + 1] as usize];
-                for &b in ring {
+                for &b in around.of(v) {
                     let tb = &triangles[b as usize];
                     // Each unordered pair once: b > a, found through their first shared corner of a.
                     if b <= a || ta[..k].iter().any(|u| tb.contains(u)) {
@@ -88,6 +73,7 @@ impl AdjacentPairs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::self_collision::topology::unique_edges;
 
     #[test]
     fn lists_the_feature_pairs_of_neighbours_that_share_no_vertex() {
@@ -95,13 +81,7 @@ mod tests {
         // triangle 0 owns vertices 0, 1, 2 and edges 0–1, 0–2, 1–2; triangle 1 owns vertex 3 and
         // edges 0–3, 2–3; triangle 2 owns vertex 4 and edges 0–4, 3–4.
         let tris = [[0, 1, 2], [0, 2, 3], [0, 3, 4], [5, 6, 7]];
-        let mut edges: Vec<[u32; 2]> = tris
-            .iter()
-            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-            .map(|[a, b]| [a.min(b), a.max(b)])
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = unique_edges(&tris);
         let f = Features::new(8, &tris, &edges);
         let adj = AdjacentPairs::new(8, &tris, &edges, &f);
         let mut vf: Vec<[u32; 2]> = adj

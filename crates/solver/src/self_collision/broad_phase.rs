@@ -18,6 +18,7 @@
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
 use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
+use super::topology::VertexTriangles;
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -118,26 +119,13 @@ impl Features {
                 }
             }
         }
-        // Triangles around each vertex (CSR), to find the first triangle of each edge.
-        let mut start = vec![0u32; n + 1];
-        for &v in triangles.iter().flatten() {
-            start[v as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut around = vec![0u32; 3 * nt];
-        for (t, tri) in triangles.iter().enumerate() {
-            for &v in tri {
-                around[fill[v as usize] as usize] = t as u32;
-                fill[v as usize] += 1;
-            }
-        }
+        // The first triangle of each edge, found among the triangles around one of its ends.
+        let around = VertexTriangles::new(n, triangles);
         let eowner: Vec<u32> = edges
             .iter()
             .map(|&[a, b]| {
-                around[start[a as usize] as usize..start[a as usize + 1] as usize]
+                around
+                    .of(a)
                     .iter()
                     .copied()
                     .find(|&t| triangles[t as usize].contains(&b))
@@ -617,6 +605,7 @@ fn sort_pairs(raw: &[[u32; 2]], keys: usize, counts: &mut Vec<u32>, out: &mut Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::self_collision::topology::unique_edges;
 
     #[test]
     fn every_vertex_and_edge_belongs_to_one_of_its_triangles() {
@@ -824,13 +813,7 @@ mod tests {
             .iter()
             .map(|p| *p + 0.3 * h * Vec3::new(r(), r(), r()))
             .collect();
-        let mut edges: Vec<[u32; 2]> = tris
-            .iter()
-            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-            .map(|[a, b]| [a.min(b), a.max(b)])
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = unique_edges(&tris);
         let n = x0.len();
         let layer: Vec<u32> = (0..n as u32).map(|i| i / (side * side)).collect();
         let inflate = vec![0.002; n];

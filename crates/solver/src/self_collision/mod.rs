@@ -174,14 +174,7 @@ impl SelfCollision {
     /// Validates the topology and precomputes the unique edges.
     pub fn new(topology: &SelfCollisionTopology) -> Result<Self, SelfCollisionError> {
         topology.validate()?;
-        let mut edges: Vec<[u32; 2]> = topology
-            .triangles
-            .iter()
-            .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
-            .map(|[a, b]| if a < b { [a, b] } else { [b, a] })
-            .collect();
-        edges.sort_unstable();
-        edges.dedup();
+        let edges = topology::unique_edges(&topology.triangles);
         let n = topology.vertex_count();
         let broad = BroadPhase::new(n, &topology.triangles, &edges);
         Ok(Self {

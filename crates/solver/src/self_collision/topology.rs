@@ -139,3 +139,49 @@ pub enum SelfCollisionError {
     #[error("self-collision: friction must be finite and >= 0, got {0}")]
     Friction(f32),
 }
+/// The distinct edges of `triangles`, each as [lower, higher] vertex, sorted.
+pub(super) fn unique_edges(triangles: &[[u32; 3]]) -> Vec<[u32; 2]> {
+    let mut edges: Vec<[u32; 2]> = triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a.min(b), a.max(b)])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
+    edges
+}
+
+/// The triangles around each vertex, in triangle order (compressed rows).
+#[derive(Debug, Default)]
+pub(super) struct VertexTriangles {
+    start: Vec<u32>,
+    around: Vec<u32>,
+}
+
+impl VertexTriangles {
+    /// For `n` vertices and these triangles.
+    pub fn new(n: usize, triangles: &[[u32; 3]]) -> Self {
+        let mut start = vec![0u32; n + 1];
+        for &v in triangles.iter().flatten() {
+            start[v as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut around = vec![0u32; 3 * triangles.len()];
+        for (t, tri) in triangles.iter().enumerate() {
+            for &v in tri {
+                around[fill[v as usize] as usize] = t as u32;
+                fill[v as usize] += 1;
+            }
+        }
+        Self { start, around }
+    }
+
+    /// The triangles with corner `v`, in increasing order.
+    pub fn of(&self, v: u32) -> &[u32] {
+        let v = v as usize;
+        &self.around[self.start[v] as usize..self.start[v + 1] as usize]
+    }
+}
