@@ -47,7 +47,7 @@ use glam::Vec3;
 use impact_zones::ImpactZones;
 use narrow::Narrow;
 use parallel::{par_gather, par_gather_with};
-use prepared::{transfer_bounds, Prepared};
+use prepared::Prepared;
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -209,43 +209,6 @@ impl SelfCollision {
     /// Number of layers (garments).
     pub fn layer_count(&self) -> usize {
         self.layer_self_collide.len()
-    }
-
-    /// Finds the proximity contacts at the start of a substep ahead of its solve: they depend only
-    /// on `x0` (m) and `params`, so the simulation calls this on another thread while the linear
-    /// solve runs. The next [`Self::resolve_with_bodies`] at the same `x0` uses them and needs only
-    /// the continuous-collision broad phase over slimmer boxes; the result is the same to the bit
-    /// as without this call. Returns the time spent per part.
-    ///
-    /// # Panics
-    /// If slice lengths disagree with the topology (a programming error, not user data).
-    pub fn prepare(&mut self, x0: &[Vec3], params: &[SelfCollisionParams]) -> SelfCollisionTimes {
-        let n = self.layer.len();
-        assert_eq!(x0.len(), n, "self-collision: x0 length");
-        let mut times = SelfCollisionTimes::default();
-        self.prepared.valid = false;
-        if self.triangles.is_empty() {
-            return times;
-        }
-        let mut lap = Lap::start();
-        self.set_params(params);
-        self.x1.copy_from_slice(x0);
-        self.disp.fill(0.0);
-        lap.split(&mut times.other);
-        self.build_candidates(x0, PROXIMITY_INFLATION);
-        lap.split(&mut times.broad_phase);
-        self.narrow_proximity(x0);
-        let p = &mut self.prepared;
-        std::mem::swap(&mut p.contacts, &mut self.contacts);
-        std::mem::swap(&mut p.vf, &mut self.broad.vf);
-        std::mem::swap(&mut p.ee, &mut self.broad.ee);
-        std::mem::swap(&mut p.vf_sep, &mut self.vf_sep);
-        std::mem::swap(&mut p.ee_sep, &mut self.ee_sep);
-        p.x0.clear();
-        p.x0.extend_from_slice(x0);
-        p.valid = true;
-        lap.split(&mut times.proximity);
-        times
     }
 
     /// Corrects `v` (m/s) so that x0 + h·v (computed in f32 exactly like that) has no cloth–cloth
@@ -457,15 +420,6 @@ impl SelfCollision {
         }
     }
 
-    /// Do the boxes of the last build — the prepared ones, at x0 — hold every vertex's x1 with the
-    /// continuous-collision margin of [`Self::moved`] (then they hold its whole sweep)?
-    fn prepared_cover_the_sweep(&self) -> bool {
-        let (broad, thick) = (&self.broad, &self.thick);
-        self.x1.par_iter().enumerate().all(|(i, &x)| {
-            broad.contains_with_margin(i, x, narrow::CCD_TOLERANCE_FRACTION * thick[i] + 1e-7)
-        })
-    }
-
     /// Thickness and friction of every vertex from its garment's parameters.
     fn set_params(&mut self, params: &[SelfCollisionParams]) {
         for ((th, mu), &l) in self
@@ -477,30 +431,6 @@ impl SelfCollision {
             let p = params[l as usize];
             (*th, *mu) = (p.thickness, p.friction);
         }
-    }
-
-    /// The prepared candidates' distance bounds at x0 for the current candidates: a pair the
-    /// prepared (unswept, thickness-wide) broad phase did not list is at least its thickness
-    /// apart (the boxes had a relative 1e-4 and eight ulps to spare; a relative 1e-6 is kept).
-    fn transfer_prepared_bounds(&mut self) {
-        let (p, thick) = (&self.prepared, &self.thick);
-        let (tris, edges) = (&self.triangles, &self.edges);
-        let pair_th = |a: u32, b: u32| 0.5 * (thick[a as usize] + thick[b as usize]) as f64;
-        let shrink = 1.0 - 1e-6;
-        transfer_bounds(
-            &p.vf,
-            &p.vf_sep,
-            &self.broad.vf,
-            &mut self.vf_sep,
-            |[v, t]| shrink * pair_th(v, tris[t as usize][0]),
-        );
-        transfer_bounds(
-            &p.ee,
-            &p.ee_sep,
-            &self.broad.ee,
-            &mut self.ee_sep,
-            |[e, f]| shrink * pair_th(edges[e as usize][0], edges[f as usize][0]),
-        );
     }
 
     /// Broad phase: candidates for boxes of x0 → x1 inflated by `inflation`·thickness, plus eight

@@ -7,7 +7,11 @@
 //! as when both come from one broad phase, so the result is the same to the bit.
 
 use super::contact::Contact;
+use super::{
+    narrow, Lap, SelfCollision, SelfCollisionParams, SelfCollisionTimes, PROXIMITY_INFLATION,
+};
 use glam::Vec3;
+use rayon::prelude::*;
 
 /// The contacts of one [`SelfCollision::prepare`](super::SelfCollision::prepare) call, kept for
 /// the next resolve at the same positions.
@@ -27,11 +31,83 @@ pub(super) struct Prepared {
     pub ee_sep: Vec<f64>,
 }
 
+impl SelfCollision {
+    /// Finds the proximity contacts at the start of a substep ahead of its solve: they depend only
+    /// on `x0` (m) and `params`, so the simulation calls this on another thread while the linear
+    /// solve runs. The next [`Self::resolve_with_bodies`] at the same `x0` uses them and needs only
+    /// the continuous-collision broad phase over slimmer boxes; the result is the same to the bit
+    /// as without this call. Returns the time spent per part.
+    ///
+    /// # Panics
+    /// If slice lengths disagree with the topology (a programming error, not user data).
+    pub fn prepare(&mut self, x0: &[Vec3], params: &[SelfCollisionParams]) -> SelfCollisionTimes {
+        let n = self.layer.len();
+        assert_eq!(x0.len(), n, "self-collision: x0 length");
+        let mut times = SelfCollisionTimes::default();
+        self.prepared.valid = false;
+        if self.triangles.is_empty() {
+            return times;
+        }
+        let mut lap = Lap::start();
+        self.set_params(params);
+        self.x1.copy_from_slice(x0);
+        self.disp.fill(0.0);
+        lap.split(&mut times.other);
+        self.build_candidates(x0, PROXIMITY_INFLATION);
+        lap.split(&mut times.broad_phase);
+        self.narrow_proximity(x0);
+        let p = &mut self.prepared;
+        std::mem::swap(&mut p.contacts, &mut self.contacts);
+        std::mem::swap(&mut p.vf, &mut self.broad.vf);
+        std::mem::swap(&mut p.ee, &mut self.broad.ee);
+        std::mem::swap(&mut p.vf_sep, &mut self.vf_sep);
+        std::mem::swap(&mut p.ee_sep, &mut self.ee_sep);
+        p.x0.clear();
+        p.x0.extend_from_slice(x0);
+        p.valid = true;
+        lap.split(&mut times.proximity);
+        times
+    }
+
+    /// Do the boxes of the last build — the prepared ones, at x0 — hold every vertex's x1 with the
+    /// continuous-collision margin of [`Self::moved`] (then they hold its whole sweep)?
+    pub(super) fn prepared_cover_the_sweep(&self) -> bool {
+        let (broad, thick) = (&self.broad, &self.thick);
+        self.x1.par_iter().enumerate().all(|(i, &x)| {
+            broad.contains_with_margin(i, x, narrow::CCD_TOLERANCE_FRACTION * thick[i] + 1e-7)
+        })
+    }
+
+    /// The prepared candidates' distance bounds at x0 for the current candidates: a pair the
+    /// prepared (unswept, thickness-wide) broad phase did not list is at least its thickness
+    /// apart (the boxes had a relative 1e-4 and eight ulps to spare; a relative 1e-6 is kept).
+    pub(super) fn transfer_prepared_bounds(&mut self) {
+        let (p, thick) = (&self.prepared, &self.thick);
+        let (tris, edges) = (&self.triangles, &self.edges);
+        let pair_th = |a: u32, b: u32| 0.5 * (thick[a as usize] + thick[b as usize]) as f64;
+        let shrink = 1.0 - 1e-6;
+        transfer_bounds(
+            &p.vf,
+            &p.vf_sep,
+            &self.broad.vf,
+            &mut self.vf_sep,
+            |[v, t]| shrink * pair_th(v, tris[t as usize][0]),
+        );
+        transfer_bounds(
+            &p.ee,
+            &p.ee_sep,
+            &self.broad.ee,
+            &mut self.ee_sep,
+            |[e, f]| shrink * pair_th(edges[e as usize][0], edges[f as usize][0]),
+        );
+    }
+}
+
 /// Lower bounds of the distance at x0 (m) for `pairs` (sorted lexicographically) from the prepared
 /// candidates `listed` (sorted the same way) and their bounds `sep`: a listed pair keeps its bound;
 /// a pair the prepared broad phase did not list was farther apart than its thickness at x0, so it
 /// gets `unlisted(pair)`. Linear merge of the two sorted lists.
-pub(super) fn transfer_bounds(
+fn transfer_bounds(
     listed: &[[u32; 2]],
     sep: &[f64],
     pairs: &[[u32; 2]],
