@@ -1,6 +1,6 @@
 //! Continuous collision detection for linearly moving cloth primitives (Provot 1997; BFA02 §6.2):
 //! the four points of a vertex–triangle or edge–edge pair become coplanar at the roots of a cubic
-//! in t ∈ [0,1]; at each root (earliest first) the closest-point distance decides whether the
+//! in t ∈ \[0,1\]; at each root (earliest first) the closest-point distance decides whether the
 //! primitives actually touch (within `tol`, m). The end of the substep is always checked as well:
 //! a pair that ends (nearly) coplanar and touching has f(1) ≈ 0 without a sign change, which the
 //! root search alone misses (two layers pressed onto the same ground plane end exactly at the
@@ -25,7 +25,7 @@ fn eval_cubic(c: &[f64; 4], t: f64) -> f64 {
     ((c[3] * t + c[2]) * t + c[1]) * t + c[0]
 }
 
-/// Candidate contact times in [0,1], ascending: every sign change of the cubic (bisected to f64
+/// Candidate contact times in \[0,1\], ascending: every sign change of the cubic (bisected to f64
 /// precision), every exact zero, and every interior extremum with |f| ≤ `near_zero` (grazing
 /// contact without a sign change). When the whole cubic is below `near_zero` (coplanar motion) the
 /// times 0, ¼, ½, ¾, 1 are returned. Returns the count written to `out`.
@@ -113,7 +113,7 @@ fn near_zero_volume(x0: &[DVec3; 4], d: &[DVec3; 4]) -> f64 {
 }
 
 /// Vertex–triangle CCD: point `x[0]` against triangle `x[1..4]`, moving linearly from `x0` to `x1`
-/// over the substep. Returns the earliest normalized time t ∈ [0,1] where the distance is < `tol`
+/// over the substep. Returns the earliest normalized time t ∈ \[0,1\] where the distance is < `tol`
 /// (m), with the barycentric weights of the closest triangle point at that time.
 pub fn vertex_triangle_ccd(x0: [DVec3; 4], x1: [DVec3; 4], tol: f64) -> Option<(f64, [f64; 3])> {
     let d = [x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2], x1[3] - x0[3]];
@@ -140,7 +140,7 @@ pub fn vertex_triangle_ccd(x0: [DVec3; 4], x1: [DVec3; 4], tol: f64) -> Option<(
 }
 
 /// Edge–edge CCD: edge `x[0]x[1]` against edge `x[2]x[3]`, moving linearly from `x0` to `x1`.
-/// Returns the earliest t ∈ [0,1] where the segments are closer than `tol` (m), with the closest
+/// Returns the earliest t ∈ \[0,1\] where the segments are closer than `tol` (m), with the closest
 /// point parameters `(s, u)` along the two edges at that time.
 pub fn edge_edge_ccd(x0: [DVec3; 4], x1: [DVec3; 4], tol: f64) -> Option<(f64, f64, f64)> {
     let d = [x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2], x1[3] - x0[3]];

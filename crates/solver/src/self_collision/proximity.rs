@@ -74,7 +74,7 @@ fn degenerate_triangle_weights(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> [f64; 
     best
 }
 
-/// Parameter s ∈ [0,1] of the point of segment `ab` closest to `p`.
+/// Parameter s ∈ \[0,1\] of the point of segment `ab` closest to `p`.
 fn point_segment_param(p: DVec3, a: DVec3, b: DVec3) -> f64 {
     let d = b - a;
     let len2 = d.length_squared();
@@ -84,7 +84,7 @@ fn point_segment_param(p: DVec3, a: DVec3, b: DVec3) -> f64 {
     ((p - a).dot(d) / len2).clamp(0.0, 1.0)
 }
 
-/// Parameters `(s, t)` ∈ [0,1]² of the closest points `p1 + s (q1 - p1)` and `p2 + t (q2 - p2)`
+/// Parameters `(s, t)` ∈ \[0,1\]² of the closest points `p1 + s (q1 - p1)` and `p2 + t (q2 - p2)`
 /// of two segments (Ericson §5.1.9); parallel segments get one of the closest pairs.
 pub fn segment_segment_params(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f64) {
     let d1 = q1 - p1;
@@ -123,7 +123,7 @@ pub fn segment_segment_params(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f6
 
 /// Nearly parallel segments (sin² of the angle below 1e-6): the interior solution is
 /// ill-conditioned, so take the best of the four endpoint-to-segment projections (the minimum of
-/// the convex distance over [0,1]² then lies on the boundary up to round-off).
+/// the convex distance over \[0,1\]² then lies on the boundary up to round-off).
 fn near_parallel_params(p1: DVec3, q1: DVec3, p2: DVec3, q2: DVec3) -> (f64, f64) {
     let cands = [
         (0.0, point_segment_param(p1, p2, q2)),
