@@ -38,6 +38,8 @@ pub struct SelfContact {
     body_boxes: Vec<Aabb>,
     v_eff: Vec<Vec3>,
     v_orig: Vec<Vec3>,
+    /// Predicted end positions for [`Self::prepare`] (m).
+    x_pred: Vec<Vec3>,
 }
 
 impl SelfContact {
@@ -97,13 +99,25 @@ impl SelfContact {
             body_boxes: Vec::new(),
             v_eff: vec![Vec3::ZERO; n],
             v_orig: vec![Vec3::ZERO; n],
+            x_pred: vec![Vec3::ZERO; n],
         }))
     }
 
-    /// Finds the proximity contacts at `x0` (m) ahead of the solve; see
-    /// [`SelfCollision::prepare`]. Returns the time spent per part.
-    pub fn prepare(&mut self, x0: &[Vec3]) -> SelfCollisionTimes {
-        self.stage.prepare(x0, &self.params)
+    /// Finds the proximity contacts at `x0` (m) ahead of the solve ([`SelfCollision::prepare`]),
+    /// sweeping the candidate boxes to the free-flight prediction x0 + h·(v0 + h·g) (`v0` m/s,
+    /// `h` s, `gravity` m/s²). Returns the time spent per part.
+    pub fn prepare(
+        &mut self,
+        x0: &[Vec3],
+        v0: &[Vec3],
+        h: f32,
+        gravity: Vec3,
+    ) -> SelfCollisionTimes {
+        self.x_pred
+            .par_iter_mut()
+            .zip(x0.par_iter().zip(v0.par_iter()))
+            .for_each(|(p, (x, v))| *p = *x + h * (*v + h * gravity));
+        self.stage.prepare(x0, &self.x_pred, &self.params)
     }
 
     /// Makes x0 → x1 crossing-free: x1 = x0 + h·v_eff with corrected v_eff, the same correction added

@@ -462,7 +462,8 @@ impl Simulation {
         };
         let ((cg, solved), prepared) = match ahead {
             Some(sc) => {
-                let (solve, prep) = rayon::join(solve, || sc.prepare(x0));
+                let gravity = self.settings.gravity;
+                let (solve, prep) = rayon::join(solve, || sc.prepare(x0, v0, h, gravity));
                 (solve, Some(prep))
             }
             None => (solve(), None),

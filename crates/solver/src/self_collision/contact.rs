@@ -46,6 +46,21 @@ pub struct Contact {
     pub thickness: f32,
     /// Coulomb friction coefficient (mean of the two garments).
     pub friction: f32,
+    /// Where the normal's direction came from.
+    pub normal_from: NormalFrom,
+}
+
+/// How a contact's normal was chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NormalFrom {
+    /// The closest points' separation, or the geometry at the collision time (CCD).
+    #[default]
+    Separation,
+    /// Touching vertex and triangle (no separation to take it from): the triangle normal, turned
+    /// against the stencil's relative motion over the substep.
+    MotionVertexTriangle,
+    /// Touching edges: their common normal, turned against the relative motion.
+    MotionEdgeEdge,
 }
 
 impl Contact {

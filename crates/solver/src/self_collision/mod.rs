@@ -36,7 +36,7 @@ pub mod proximity;
 mod spatial_hash;
 mod topology;
 
-pub use contact::{Contact, Mobility, MAX_AMPLIFICATION};
+pub use contact::{Contact, Mobility, NormalFrom, MAX_AMPLIFICATION};
 pub use impulses::{CCD_GAP_FRACTION, REPULSION_RATE};
 pub use intersections::{count_intersections, triangles_intersect};
 pub use narrow::CCD_TOLERANCE_FRACTION;
@@ -295,7 +295,7 @@ impl SelfCollision {
 
         // 1. Proximity repulsion with friction (BFA02 §7.2), Gauss–Seidel in candidate order.
         if prepared {
-            std::mem::swap(&mut self.contacts, &mut self.prepared.contacts);
+            self.take_prepared_contacts(x0);
             report.candidates = (self.prepared.vf.len() + self.prepared.ee.len()) as u32;
         } else {
             self.narrow_proximity(x0);

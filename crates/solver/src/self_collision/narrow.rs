@@ -2,7 +2,7 @@
 //! (BFA02 §6.1) and continuous-collision events along x0 → x1 (BFA02 §6.2), as 4-point stencils.
 
 use super::ccd::{edge_edge_ccd, vertex_triangle_ccd};
-use super::contact::Contact;
+use super::contact::{Contact, NormalFrom};
 use super::proximity::{
     point_triangle_distance, point_triangle_weights, segment_segment_distance,
     segment_segment_params,
@@ -73,10 +73,11 @@ impl Narrow<'_> {
         }
         let idx = [p, tri[0], tri[1], tri[2]];
         let wts = [1.0, -w[0] as f32, -w[1] as f32, -w[2] as f32];
-        let normal = if dist > 1e-6 * th as f64 {
-            (delta / dist).as_vec3()
+        let (normal, normal_from) = if dist > 1e-6 * th as f64 {
+            ((delta / dist).as_vec3(), NormalFrom::Separation)
         } else {
-            self.oriented_by_motion((b - a).cross(c - a), idx, wts)
+            let n = self.motion_normal(NormalFrom::MotionVertexTriangle, idx, wts);
+            (n, NormalFrom::MotionVertexTriangle)
         };
         Some(Contact {
             idx,
@@ -85,6 +86,7 @@ impl Narrow<'_> {
             gap: dist as f32,
             thickness: th,
             friction: mu,
+            normal_from,
         })
     }
 
@@ -118,10 +120,11 @@ impl Narrow<'_> {
         }
         let idx = [ea[0], ea[1], eb[0], eb[1]];
         let wts = [(1.0 - s) as f32, s as f32, -(1.0 - u) as f32, -u as f32];
-        let normal = if dist > 1e-6 * th as f64 {
-            (delta / dist).as_vec3()
+        let (normal, normal_from) = if dist > 1e-6 * th as f64 {
+            ((delta / dist).as_vec3(), NormalFrom::Separation)
         } else {
-            self.oriented_by_motion(edge_normal(b - a, d - c), idx, wts)
+            let n = self.motion_normal(NormalFrom::MotionEdgeEdge, idx, wts);
+            (n, NormalFrom::MotionEdgeEdge)
         };
         Some(Contact {
             idx,
@@ -130,6 +133,7 @@ impl Narrow<'_> {
             gap: dist as f32,
             thickness: th,
             friction: mu,
+            normal_from,
         })
     }
 
@@ -212,7 +216,21 @@ impl Narrow<'_> {
             gap,
             thickness: th,
             friction: mu,
+            normal_from: NormalFrom::Separation,
         }
+    }
+
+    /// The normal of a touching proximity pair of kind `from`: the triangle's normal (vertex
+    /// against triangle) or the edges' common normal at x0, turned against the stencil's relative
+    /// displacement x0 → x1 by [`Self::oriented_by_motion`]. Depends on x1 only for its sign (and,
+    /// for degenerate geometry, its direction).
+    pub fn motion_normal(&self, from: NormalFrom, idx: [u32; 4], w: [f32; 4]) -> Vec3 {
+        let g = |k: usize| self.x0[idx[k] as usize].as_dvec3();
+        let n = match from {
+            NormalFrom::MotionEdgeEdge => edge_normal(g(1) - g(0), g(3) - g(2)),
+            _ => (g(2) - g(1)).cross(g(3) - g(1)),
+        };
+        self.oriented_by_motion(n, idx, w)
     }
 
     /// Unit vector along ±`n` that opposes the stencil's relative displacement over the substep
@@ -285,15 +303,21 @@ impl Narrow<'_> {
 /// Conservative no-contact filter in front of the CCD (it never changes a result, it only skips
 /// work, mostly for neighbouring pairs of flat cloth, whose cubic is identically ~0): every point
 /// of either primitive is a fixed convex combination of its vertices, so over the substep the
-/// distance between the two primitives shrinks by at most the largest vertex displacement of each
-/// (vertices `..split` form the first primitive). If the distance `d0` (m) at x0 minus both still
-/// exceeds `tol` (m), no time in [0,1] comes closer than `tol`. The 1e-9 relative margin covers
-/// the round-off of the distances the CCD would compute.
+/// relative displacement of a point of one and a point of the other is a convex combination of
+/// the vertices' relative displacements d_i − d_j (vertices `..split` form the first primitive),
+/// and the distance shrinks by at most their largest length. If the distance `d0` (m) at x0 minus
+/// that still exceeds `tol` (m), no time in \[0,1\] comes closer than `tol`. (Cloth moving as a
+/// whole, falling or swinging, has relative displacements near zero.) The 1e-9 relative margin
+/// covers the round-off of the distances the CCD would compute.
 fn separated_throughout(d0: f64, x0: &[DVec3; 4], x1: &[DVec3; 4], split: usize, tol: f64) -> bool {
-    let disp = |k: usize| (x1[k] - x0[k]).length();
-    let a = (0..split).map(disp).fold(0.0, f64::max);
-    let b = (split..4).map(disp).fold(0.0, f64::max);
-    separated(d0, a, b, tol)
+    let disp = |k: usize| x1[k] - x0[k];
+    let mut relative: f64 = 0.0;
+    for i in 0..split {
+        for j in split..4 {
+            relative = relative.max((disp(i) - disp(j)).length());
+        }
+    }
+    separated(d0, relative, 0.0, tol)
 }
 
 /// [`separated_throughout`] given the largest vertex displacement `a` and `b` (m) of each

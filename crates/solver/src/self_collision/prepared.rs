@@ -6,7 +6,7 @@
 //! a fraction of what proximity needs. The contacts are the same pairs in the same canonical order
 //! as when both come from one broad phase, so the result is the same to the bit.
 
-use super::contact::Contact;
+use super::contact::{Contact, NormalFrom};
 use super::{
     narrow, Lap, SelfCollision, SelfCollisionParams, SelfCollisionTimes, PROXIMITY_INFLATION,
 };
@@ -34,15 +34,24 @@ pub(super) struct Prepared {
 impl SelfCollision {
     /// Finds the proximity contacts at the start of a substep ahead of its solve: they depend only
     /// on `x0` (m) and `params`, so the simulation calls this on another thread while the linear
-    /// solve runs. The next [`Self::resolve_with_bodies`] at the same `x0` uses them and needs only
-    /// the continuous-collision broad phase over slimmer boxes; the result is the same to the bit
-    /// as without this call. Returns the time spent per part.
+    /// solve runs. The broad phase sweeps each vertex from `x0` to a prediction `x_pred` of its
+    /// end position (m), so that its candidates also serve the continuous collision of the next
+    /// [`Self::resolve_with_bodies`] at the same `x0` when every vertex ends within half a
+    /// thickness of its prediction; otherwise that resolve builds the continuous-collision
+    /// candidates itself, over slimmer boxes. Either way the result is the same to the bit as
+    /// without this call. Returns the time spent per part.
     ///
     /// # Panics
     /// If slice lengths disagree with the topology (a programming error, not user data).
-    pub fn prepare(&mut self, x0: &[Vec3], params: &[SelfCollisionParams]) -> SelfCollisionTimes {
+    pub fn prepare(
+        &mut self,
+        x0: &[Vec3],
+        x_pred: &[Vec3],
+        params: &[SelfCollisionParams],
+    ) -> SelfCollisionTimes {
         let n = self.layer.len();
         assert_eq!(x0.len(), n, "self-collision: x0 length");
+        assert_eq!(x_pred.len(), n, "self-collision: x_pred length");
         let mut times = SelfCollisionTimes::default();
         self.prepared.valid = false;
         if self.triangles.is_empty() {
@@ -50,8 +59,7 @@ impl SelfCollision {
         }
         let mut lap = Lap::start();
         self.set_params(params);
-        self.x1.copy_from_slice(x0);
-        self.disp.fill(0.0);
+        self.x1.copy_from_slice(x_pred);
         lap.split(&mut times.other);
         self.build_candidates(x0, PROXIMITY_INFLATION);
         lap.split(&mut times.broad_phase);
@@ -69,13 +77,31 @@ impl SelfCollision {
         times
     }
 
-    /// Do the boxes of the last build — the prepared ones, at x0 — hold every vertex's x1 with the
-    /// continuous-collision margin of [`Self::moved`] (then they hold its whole sweep)?
+    /// Do the boxes of the last build — the prepared ones, x0 → x_pred — hold every vertex's x1
+    /// with the continuous-collision margin of [`Self::moved`] (then they hold its whole sweep)?
     pub(super) fn prepared_cover_the_sweep(&self) -> bool {
         let (broad, thick) = (&self.broad, &self.thick);
         self.x1.par_iter().enumerate().all(|(i, &x)| {
             broad.contains_with_margin(i, x, narrow::CCD_TOLERANCE_FRACTION * thick[i] + 1e-7)
         })
+    }
+
+    /// Takes the prepared contacts for this resolve. A touching pair's normal is turned against
+    /// the pair's motion (`NormalFrom::Motion*`): the prepass knew only the predicted motion, so
+    /// those few normals are turned again with the actual x1, as a single pass would have.
+    pub(super) fn take_prepared_contacts(&mut self, x0: &[Vec3]) {
+        std::mem::swap(&mut self.contacts, &mut self.prepared.contacts);
+        let mut contacts = std::mem::take(&mut self.contacts);
+        {
+            let nar = self.narrow(x0);
+            for c in contacts
+                .iter_mut()
+                .filter(|c| c.normal_from != NormalFrom::Separation)
+            {
+                c.normal = nar.motion_normal(c.normal_from, c.idx, c.w);
+            }
+        }
+        self.contacts = contacts;
     }
 
     /// The prepared candidates' distance bounds at x0 for the current candidates: a pair the
