@@ -490,3 +490,47 @@ fn invalid_topology_is_an_error_not_a_panic() {
     .validate()
     .is_err());
 }
+
+/// Proximity contacts found ahead of the solve (`prepare`, with a predicted end position) give the
+/// same velocities as one pass after it, also for a touching pair, whose normal is turned against
+/// the actual motion: a vertex lying exactly on a triangle and moving down through it, predicted
+/// to stay put.
+#[test]
+fn prepared_contacts_give_the_same_result_for_touching_pairs() {
+    // Triangle 0–1–2 in the plane y = 0 (normal −y by its winding), vertex 3 on it; triangle
+    // 3–4–5 so that vertex 3 belongs to the cloth, far from the first triangle otherwise.
+    let x0 = vec![
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::new(0.1, 0.0, 0.0),
+        Vec3::new(0.0, 0.0, 0.1),
+        Vec3::new(0.02, 0.0, 0.02),
+        Vec3::new(0.02, 0.0, 0.2),
+        Vec3::new(0.2, 0.0, 0.2),
+    ];
+    let tris = vec![[0, 1, 2], [3, 4, 5]];
+    let topo = SelfCollisionTopology::single(x0.len(), tris);
+    let params = [SelfCollisionParams {
+        thickness: 0.004,
+        friction: 0.3,
+    }];
+    let h = 1.0 / 120.0;
+    let inv_mass = vec![1.0; x0.len()];
+    let mut v = vec![Vec3::ZERO; x0.len()];
+    v[3..].fill(Vec3::new(0.0, -0.5, 0.0));
+    let mut single = SelfCollision::new(&topo).expect("valid");
+    let mut v_single = v.clone();
+    let r_single = single.resolve(&x0, &mut v_single, h, &inv_mass, &params);
+    let mut ahead = SelfCollision::new(&topo).expect("valid");
+    ahead.prepare(&x0, &x0, &params);
+    let mut v_ahead = v.clone();
+    let r_ahead = ahead.resolve(&x0, &mut v_ahead, h, &inv_mass, &params);
+    assert!(
+        r_single.contacts > 0 && r_single.repulsions > 0,
+        "{r_single:?}"
+    );
+    assert_eq!(v_single, v_ahead);
+    assert_eq!(
+        (r_single.contacts, r_single.repulsions, r_single.collisions),
+        (r_ahead.contacts, r_ahead.repulsions, r_ahead.collisions)
+    );
+}
