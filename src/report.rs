@@ -57,6 +57,9 @@ pub struct FrameRecord {
     pub min_distance: Option<f32>,
     /// Intersecting cloth triangle pairs at the end of the frame; null when not counted.
     pub self_intersections: Option<usize>,
+    /// Cloth–cloth contacts handled in this frame: proximity contacts and continuous-collision
+    /// events, summed over its accepted substeps (0 without self-collision).
+    pub self_contacts: u32,
     /// Cloth–cloth collisions the self-collision stage could not resolve in this frame (summed over
     /// its substeps; 0 = every substep's cloth motion was crossing-free, and always 0 without
     /// self-collision). Nonzero also prints a warning.

@@ -230,6 +230,7 @@ fn bake(
             contacts: stats.map_or(0, |s| s.contacts),
             min_distance,
             self_intersections: Some(self_intersections),
+            self_contacts: stats.map_or(0, |s| s.self_contacts),
             unresolved: stats.map_or(0, |s| s.unresolved),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
             stages,

@@ -60,7 +60,7 @@ pub const SAMPLES: &[Sample] = &[
     },
     Sample {
         name: "skirt-walk",
-        description: "a skirt pinned at the waist of a walking figure with capsule proxies",
+        description: "a long, wide skirt on a walking figure (capsule proxies); its folds press on each other",
         default_resolution: Some(24),
         generate: skirt_walk::files,
     },

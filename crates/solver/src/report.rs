@@ -81,6 +81,8 @@ pub struct FrameReport {
     /// Largest number of contact-constrained vertices in one substep.
     pub contacts: u32,
     pub min_collider_distance: f32,
+    /// Cloth–cloth proximity contacts and continuous-collision events summed over the accepted
+    /// substeps.
     pub self_contacts: u32,
     /// Unresolved cloth–cloth collisions summed over the accepted substeps (0 = the frame's
     /// cloth motion is crossing-free; see [`SubstepReport::unresolved`]).
