@@ -577,6 +577,7 @@ impl Simulation {
                 &self.sub_colliders,
                 h,
                 &self.contacts,
+                &self.start.x,
                 &self.model.thickness,
                 &self.model.hard_pinned,
                 REPORT_WITHIN,

@@ -1,18 +1,21 @@
 //! ContactDetector::project_out: same result as the plain all-pairs projection loop, entry side
-//! kept for tunnelled vertices, typed length errors.
+//! kept for tunnelled vertices (from the predicted motion's contact or the actual motion), typed
+//! length errors.
 
 mod collide_support;
 
 use clothbake_solver::collide::{
-    vertex_contact, CollideError, ColliderShape, ContactDetector, MovingCollider,
+    vertex_contact, CollideError, ColliderShape, ContactDetector, MovingCollider, SAME_SIDE_COSINE,
 };
 use collide_support::Rng;
 use glam::Vec3;
 
-/// The reference: every vertex against every collider in index order, nearest side.
+/// The reference: every vertex against every collider in index order; nearest side, unless the
+/// contact of the motion `x0` → `x` can exist and turns the normal by more than ~45°.
 fn all_pairs(
     colliders: &[MovingCollider],
     h: f32,
+    x0: &[Vec3],
     thickness: &[f32],
     fixed: &[bool],
     x: &mut [Vec3],
@@ -20,8 +23,17 @@ fn all_pairs(
 ) -> f32 {
     let mut min_d = f32::INFINITY;
     for i in 0..x.len() {
-        for c in colliders {
-            let (d, n) = c.end.distance(x[i]);
+        for (k, c) in colliders.iter().enumerate() {
+            let (mut d, mut n) = c.end.distance(x[i]);
+            if d - thickness[i] <= c.rate_bound(x0[i], x[i]) {
+                let contact = vertex_contact(c, k as u32, i as u32, h, x0[i], x[i], thickness[i]);
+                if let Some(contact) = contact {
+                    if n.dot(contact.normal) < SAME_SIDE_COSINE {
+                        n = contact.normal;
+                        d = (x[i] - (contact.target - thickness[i] * n)).dot(n);
+                    }
+                }
+            }
             if d < thickness[i] && !fixed[i] {
                 let p = x[i] + (thickness[i] - d) * n;
                 let surface_speed = (c.start.distance(p).0 - c.end.distance(p).0) / h;
@@ -54,18 +66,21 @@ fn matches_the_all_pairs_loop() {
     }));
     let n = 5000;
     let x: Vec<Vec3> = (0..n).map(|_| rng.vec_in_cube(0.35)).collect();
+    // Where each vertex came from: up to 4 cm away, so that some went through a proxy.
+    let x0: Vec<Vec3> = x.iter().map(|p| *p + rng.vec_in_cube(0.04)).collect();
     let v: Vec<Vec3> = (0..n).map(|_| rng.vec_in_cube(1.0)).collect();
     let thickness: Vec<f32> = (0..n).map(|_| rng.range(0.002, 0.01)).collect();
     let fixed: Vec<bool> = (0..n).map(|i| i % 97 == 0).collect();
     let h = 1.0 / 96.0;
     let (mut xr, mut vr) = (x.clone(), v.clone());
-    let reference = all_pairs(&colliders, h, &thickness, &fixed, &mut xr, &mut vr);
+    let reference = all_pairs(&colliders, h, &x0, &thickness, &fixed, &mut xr, &mut vr);
     let (mut xp, mut vp) = (x.clone(), v.clone());
     let min = ContactDetector::new()
         .project_out(
             &colliders,
             h,
             &[],
+            &x0,
             &thickness,
             &fixed,
             f32::INFINITY,
@@ -85,6 +100,7 @@ fn matches_the_all_pairs_loop() {
             &colliders,
             h,
             &[],
+            &x0,
             &thickness,
             &fixed,
             0.0,
@@ -99,7 +115,8 @@ fn matches_the_all_pairs_loop() {
 #[test]
 fn tunnelled_vertex_goes_back_to_its_entry_side() {
     // The 3 cm capsule at 5 m/s of collide_ccd: it swept over the vertex, which is now 2 cm past
-    // the axis on the -x side (its nearest side) but was hit by the +x face.
+    // the axis on the -x side (its nearest side) but was hit by the +x face. Before the actual
+    // motion was checked, a vertex without a contact record went out of the nearest, far side.
     let h = 1.0 / 48.0;
     let travel = 5.0 * h;
     let thickness = 0.01;
@@ -116,23 +133,37 @@ fn tunnelled_vertex_goes_back_to_its_entry_side() {
     let x0 = Vec3::ZERO;
     let x1 = Vec3::new(travel / 2.0 - 0.02, 0.0, 0.0);
     let contact = vertex_contact(&c[0], 0, 0, h, x0, x1, thickness).expect("contact");
-    let run = |contacts: &[clothbake_solver::collide::VertexContact]| {
+    let run = |contacts: &[clothbake_solver::collide::VertexContact], from: Vec3| {
         let (mut x, mut v) = ([x1], [Vec3::ZERO]);
         ContactDetector::new()
-            .project_out(&c, h, contacts, &[thickness], &[false], 0.0, &mut x, &mut v)
+            .project_out(
+                &c,
+                h,
+                contacts,
+                &[from],
+                &[thickness],
+                &[false],
+                0.0,
+                &mut x,
+                &mut v,
+            )
             .unwrap();
         (x[0], v[0])
     };
-    let (x, v) = run(&[contact]);
+    let (x, v) = run(&[contact], x0);
     assert!(
         x.abs_diff_eq(Vec3::new(travel / 2.0 + 0.04, 0.0, 0.0), 1e-5),
         "{x}"
     );
     // It now moves with the capsule's surface (5 m/s along +x).
     assert!((v.x - 5.0).abs() < 1e-3, "{v}");
-    // Without the contact record the nearest side wins: the wrong, far side.
-    let (x, _) = run(&[]);
-    assert!(x.x < travel / 2.0 - 0.03, "{x}");
+    // Without the contact record (the predicted motion missed the capsule) the actual motion
+    // x0 → x1 gives the same entry side.
+    assert_eq!(run(&[], x0), (x, v));
+    // A vertex that did not move at all was swept over by the capsule's +x face too: it is
+    // pushed ahead of it, not out of the far (nearest) side.
+    let (x, _) = run(&[], x1);
+    assert!(x.x > travel / 2.0 + 0.03, "{x}");
 }
 
 #[test]
@@ -143,7 +174,17 @@ fn length_errors_name_the_array() {
     })];
     let (mut x, mut v) = (vec![Vec3::ZERO; 3], vec![Vec3::ZERO; 2]);
     let err = ContactDetector::new()
-        .project_out(&c, 0.01, &[], &[0.01; 3], &[false; 3], 0.0, &mut x, &mut v)
+        .project_out(
+            &c,
+            0.01,
+            &[],
+            &[Vec3::ZERO; 3],
+            &[0.01; 3],
+            &[false; 3],
+            0.0,
+            &mut x,
+            &mut v,
+        )
         .unwrap_err();
     assert_eq!(
         err,

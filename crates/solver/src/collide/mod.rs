@@ -18,7 +18,7 @@ mod projection;
 mod shape;
 
 pub use aabb::Aabb;
-pub use ccd::{earliest_contact, vertex_contact, CcdHit};
+pub use ccd::{earliest_contact, vertex_contact, CcdHit, SAME_SIDE_COSINE};
 pub use contact::VertexContact;
 pub use contact_tapered_capsule::{tapered_capsule_closest, CapsuleClosest};
 pub use detector::{ContactDetector, CHUNK_VERTICES};

@@ -7,7 +7,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::aabb::Aabb;
-use super::ccd::SAME_SIDE_COSINE;
+use super::ccd::{vertex_contact, SAME_SIDE_COSINE};
 use super::contact::VertexContact;
 use super::detector::{ContactDetector, CHUNK_VERTICES};
 use super::error::CollideError;
@@ -31,11 +31,13 @@ impl ContactDetector {
     /// visited in index order per vertex, as a plain loop over all of them would.
     ///
     /// For a vertex closer than `thickness[i]` to collider k: the side is the nearest one, unless
-    /// `contacts` (this substep's [`ContactDetector::detect`] output, sorted by vertex then
-    /// collider) holds a contact (i, k) whose normal differs by more than ~45° — then the vertex
-    /// went through and is pushed out on the entry side, to `thickness` beyond the contact's
-    /// supporting plane (which the convex proxy lies behind). The normal velocity is raised to
-    /// the surface's normal speed −∂φ/∂t = (φ_start(p) − φ_end(p))/h at the new position p.
+    /// the contact (i, k) — from `contacts` (this substep's [`ContactDetector::detect`] output on
+    /// the predicted motion, sorted by vertex then collider) or, where that has none, found anew
+    /// on the actual motion `x0[i]` → `x[i]` ([`vertex_contact`]) — has a normal that differs by
+    /// more than ~45°: then the vertex went through and is pushed out on the entry side, to
+    /// `thickness` beyond the contact's supporting plane (which the convex proxy lies behind). The
+    /// normal velocity is raised to the surface's normal speed −∂φ/∂t = (φ_start(p) − φ_end(p))/h
+    /// at the new position p.
     ///
     /// Returns the smallest signed distance left (m) over vertex–collider pairs whose boxes are
     /// within `report_within` (m) of each other; farther pairs are not evaluated (+∞ if none).
@@ -45,6 +47,7 @@ impl ContactDetector {
         colliders: &[MovingCollider],
         h: f32,
         contacts: &[VertexContact],
+        x0: &[Vec3],
         thickness: &[f32],
         fixed: &[bool],
         report_within: f32,
@@ -52,19 +55,24 @@ impl ContactDetector {
         v: &mut [Vec3],
     ) -> Result<f32, CollideError> {
         let n = x.len();
+        check_len("x0", x0.len(), n)?;
         check_len("v", v.len(), n)?;
         check_len("thickness", thickness.len(), n)?;
         check_len("fixed", fixed.len(), n)?;
         for (k, c) in colliders.iter().enumerate() {
             c.validate(k)?;
         }
+        // End boxes, for the thickness band and the reported distance; swept boxes, for vertices
+        // whose motion may have crossed a proxy.
         self.boxes.clear();
         self.boxes.extend(colliders.iter().map(|c| c.end.aabb()));
+        self.boxes
+            .extend(colliders.iter().map(MovingCollider::swept_aabb));
         let chunk_count = n.div_ceil(CHUNK_VERTICES);
         if self.chunks.len() < chunk_count {
             self.chunks.resize_with(chunk_count, Default::default);
         }
-        let boxes = &self.boxes;
+        let (boxes, swept) = self.boxes.split_at(colliders.len());
         let margin = report_within.max(0.0);
         self.chunks[..chunk_count]
             .par_iter_mut()
@@ -78,15 +86,18 @@ impl ContactDetector {
                 let lo = contacts.partition_point(|c| (c.vertex as usize) < first);
                 let hi = contacts.partition_point(|c| (c.vertex as usize) < first + xs.len());
                 let chunk_contacts = &contacts[lo..hi];
-                let reach = th.iter().fold(0.0f32, |m, &t| m.max(t)) + margin;
-                let chunk_box = xs
-                    .iter()
-                    .fold(Aabb::EMPTY, |b, &p| b.union(Aabb { min: p, max: p }))
-                    .inflate(reach);
+                let th_max = th.iter().fold(0.0f32, |m, &t| m.max(t));
+                let point = |p: &Vec3| Aabb { min: *p, max: *p };
+                let ends = xs.iter().fold(Aabb::EMPTY, |b, p| b.union(point(p)));
+                let starts = x0[first..first + xs.len()].iter();
+                let moves = starts.fold(ends, |b, p| b.union(point(p))).inflate(th_max);
+                let ends = ends.inflate(th_max + margin);
                 scratch.candidates.clear();
-                scratch.candidates.extend(
-                    (0..boxes.len() as u32).filter(|&k| boxes[k as usize].overlaps(&chunk_box)),
-                );
+                scratch
+                    .candidates
+                    .extend((0..boxes.len() as u32).filter(|&k| {
+                        boxes[k as usize].overlaps(&ends) || swept[k as usize].overlaps(&moves)
+                    }));
                 let mut min_distance = f32::INFINITY;
                 let mut next_contact = 0;
                 for (j, (xi, vi)) in xs.iter_mut().zip(vs.iter_mut()).enumerate() {
@@ -100,6 +111,8 @@ impl ContactDetector {
                     let mine = &mine[..mine.iter().take_while(|c| c.vertex == vertex).count()];
                     let pair = Pair {
                         h,
+                        vertex,
+                        x0: x0[first + j],
                         thickness: th[j],
                         fixed: fx[j],
                         margin,
@@ -107,8 +120,11 @@ impl ContactDetector {
                     };
                     let mut moved_at = None;
                     for &k in &scratch.candidates {
-                        let c = &colliders[k as usize];
-                        if pair.project(k, c, &boxes[k as usize], xi, vi, &mut min_distance) {
+                        let (c, b) = (
+                            &colliders[k as usize],
+                            [boxes[k as usize], swept[k as usize]],
+                        );
+                        if pair.project(k, c, &b, xi, vi, &mut min_distance) {
                             moved_at = Some(k);
                             break;
                         }
@@ -117,8 +133,11 @@ impl ContactDetector {
                     // colliders against its new position, exactly as the plain loop would.
                     if let Some(first) = moved_at {
                         for k in first + 1..colliders.len() as u32 {
-                            let c = &colliders[k as usize];
-                            pair.project(k, c, &boxes[k as usize], xi, vi, &mut min_distance);
+                            let (c, b) = (
+                                &colliders[k as usize],
+                                [boxes[k as usize], swept[k as usize]],
+                            );
+                            pair.project(k, c, &b, xi, vi, &mut min_distance);
                         }
                     }
                 }
@@ -133,6 +152,9 @@ impl ContactDetector {
 /// One vertex's per-collider projection parameters.
 struct Pair<'a> {
     h: f32,
+    vertex: u32,
+    /// Position at the start of the substep (m).
+    x0: Vec3,
     thickness: f32,
     fixed: bool,
     margin: f32,
@@ -141,24 +163,44 @@ struct Pair<'a> {
 }
 
 impl Pair<'_> {
-    /// Projects vertex (x, v) out of collider `k` with end box `bx` if it is closer than the
-    /// thickness; folds its distance into `min_distance`. Returns true if the vertex moved.
-    #[allow(clippy::too_many_arguments)]
+    /// Projects vertex (x, v) out of collider `k` with end and swept boxes `[end, swept]` if it
+    /// is closer than the thickness (on its entry side if its motion went through); folds its
+    /// distance into `min_distance` when the end box is within the report margin. Returns true if
+    /// the vertex moved.
     fn project(
         &self,
         k: u32,
         c: &MovingCollider,
-        bx: &Aabb,
+        [end, swept]: &[Aabb; 2],
         x: &mut Vec3,
         v: &mut Vec3,
         min_distance: &mut f32,
     ) -> bool {
         let th = self.thickness;
-        if !bx.overlaps(&Aabb { min: *x, max: *x }.inflate(th.max(0.0) + self.margin)) {
+        let near = end.overlaps(&Aabb { min: *x, max: *x }.inflate(th.max(0.0) + self.margin));
+        let path = Aabb {
+            min: self.x0.min(*x),
+            max: self.x0.max(*x),
+        };
+        if !near && !swept.overlaps(&path.inflate(th.max(0.0))) {
             return false;
         }
         let (mut d, mut normal) = c.end.distance(*x);
-        if let Some(contact) = self.contacts.iter().find(|c| c.collider == k) {
+        // The contact of the predicted motion, or, without one, of the actual motion x0 → x when
+        // that can have touched the proxy at all: f = φ − thickness changes at most at the rate
+        // bound K over the substep, so f(1) > K rules any contact out (conservative advancement).
+        let contact = self
+            .contacts
+            .iter()
+            .find(|c| c.collider == k)
+            .copied()
+            .or_else(|| {
+                let reachable = d - th <= c.rate_bound(self.x0, *x);
+                reachable
+                    .then(|| vertex_contact(c, k, self.vertex, self.h, self.x0, *x, th))
+                    .flatten()
+            });
+        if let Some(contact) = contact {
             if normal.dot(contact.normal) < SAME_SIDE_COSINE {
                 normal = contact.normal;
                 d = (*x - (contact.target - th * normal)).dot(normal);
@@ -179,7 +221,9 @@ impl Pair<'_> {
             *min_distance = min_distance.min(th);
             true
         } else {
-            *min_distance = min_distance.min(d);
+            if near {
+                *min_distance = min_distance.min(d);
+            }
             false
         }
     }
