@@ -17,6 +17,7 @@
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
+use super::parallel::par_chunks;
 use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
 use super::topology::VertexTriangles;
 use glam::Vec3;
@@ -47,6 +48,14 @@ impl Task {
     fn clear(&mut self) {
         self.vf.clear();
         self.ee.clear();
+    }
+
+    /// Appends the pairs of `tasks`, in order, to `vf` and `ee`.
+    fn append_all(tasks: &[Task], vf: &mut Vec<[u32; 2]>, ee: &mut Vec<[u32; 2]>) {
+        for t in tasks {
+            vf.extend_from_slice(&t.vf);
+            ee.extend_from_slice(&t.ee);
+        }
     }
 }
 
@@ -354,88 +363,62 @@ impl BroadPhase {
         // The hash is filled by one thread; the neighbour pairs are tested meanwhile, in fixed
         // chunks (so their order does not depend on the thread count).
         let (hash, adjacent, near) = (&mut self.hash, &self.adjacent, &mut self.near);
+        let near_chunks = adjacent
+            .vf
+            .len()
+            .max(adjacent.ee.len())
+            .div_ceil(ADJACENT_CHUNK);
         rayon::join(
             || hash.build(&self.cbox, cell),
             || {
-                let chunks = adjacent
-                    .vf
-                    .len()
-                    .max(adjacent.ee.len())
-                    .div_ceil(ADJACENT_CHUNK);
-                if near.len() < chunks {
-                    near.resize_with(chunks, Default::default);
-                }
-                near[..chunks]
-                    .par_iter_mut()
-                    .enumerate()
-                    .for_each(|(c, task)| {
-                        task.clear();
-                        let range = |len: usize| {
-                            (c * ADJACENT_CHUNK).min(len)..((c + 1) * ADJACENT_CHUNK).min(len)
-                        };
-                        let (vf, ee) = (range(adjacent.vf.len()), range(adjacent.ee.len()));
-                        ex.adjacent(adjacent, vf, ee, task);
-                    });
+                par_chunks(near, near_chunks, |c, task| {
+                    task.clear();
+                    let range = |len: usize| {
+                        (c * ADJACENT_CHUNK).min(len)..((c + 1) * ADJACENT_CHUNK).min(len)
+                    };
+                    let (vf, ee) = (range(adjacent.vf.len()), range(adjacent.ee.len()));
+                    ex.adjacent(adjacent, vf, ee, task);
+                })
             },
         );
         self.raw_vf.clear();
         self.raw_ee.clear();
-        for t in &self.near {
-            self.raw_vf.extend_from_slice(&t.vf);
-            self.raw_ee.extend_from_slice(&t.ee);
-        }
+        let (raw_vf, raw_ee) = (&mut self.raw_vf, &mut self.raw_ee);
+        Task::append_all(&self.near[..near_chunks], raw_vf, raw_ee);
         let hash = &self.hash;
         let clusters = &self.clusters;
         for level in 0..LEVELS {
             let buckets = hash.buckets(level);
             let chunks = buckets.len().div_ceil(BUCKET_CHUNK);
-            if self.bufs.len() < chunks {
-                self.bufs.resize_with(chunks, Default::default);
-            }
-            self.bufs[..chunks]
-                .par_iter_mut()
-                .zip(buckets.par_chunks(BUCKET_CHUNK))
-                .for_each(|(task, chunk)| {
-                    task.clear();
-                    let mut scratch = std::mem::take(&mut task.scratch);
-                    for &b in chunk {
-                        hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
-                            ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
-                        });
-                    }
-                    task.scratch = scratch;
-                });
-            for t in &self.bufs[..chunks] {
-                self.raw_vf.extend_from_slice(&t.vf);
-                self.raw_ee.extend_from_slice(&t.ee);
-            }
+            let filled = par_chunks(&mut self.bufs, chunks, |c, task| {
+                task.clear();
+                let chunk = &buckets[c * BUCKET_CHUNK..buckets.len().min((c + 1) * BUCKET_CHUNK)];
+                let mut scratch = std::mem::take(&mut task.scratch);
+                for &b in chunk {
+                    hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
+                        ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
+                    });
+                }
+                task.scratch = scratch;
+            });
+            Task::append_all(filled, raw_vf, raw_ee);
         }
         if hash.has_coarse() {
             // Across levels: the finer triangle queries the coarser levels and the oversize list.
             let total = self.cbox.len();
-            let chunks = total.div_ceil(PRIM_CHUNK);
-            if self.bufs.len() < chunks {
-                self.bufs.resize_with(chunks, Default::default);
-            }
-            self.bufs[..chunks]
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(c, task)| {
-                    task.clear();
-                    for a in c * PRIM_CHUNK..total.min((c + 1) * PRIM_CHUNK) {
-                        let level = hash.level(a);
-                        let a = a as u32;
-                        if level < LEVELS {
-                            hash.query(hash.bounds(a), level + 1, 0, |b| {
-                                ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
-                            });
-                        }
+            let filled = par_chunks(&mut self.bufs, total.div_ceil(PRIM_CHUNK), |c, task| {
+                task.clear();
+                for a in c * PRIM_CHUNK..total.min((c + 1) * PRIM_CHUNK) {
+                    let level = hash.level(a);
+                    let a = a as u32;
+                    if level < LEVELS {
+                        hash.query(hash.bounds(a), level + 1, 0, |b| {
+                            ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
+                        });
                     }
-                });
-            for t in &self.bufs[..chunks] {
-                self.raw_vf.extend_from_slice(&t.vf);
-                self.raw_ee.extend_from_slice(&t.ee);
-            }
+                }
+            });
+            Task::append_all(filled, raw_vf, raw_ee);
             // Oversize against oversize, box against box.
             let big = hash.oversize();
             let task = &mut self.bufs[0];
@@ -447,8 +430,7 @@ impl BroadPhase {
                     }
                 }
             }
-            self.raw_vf.extend_from_slice(&task.vf);
-            self.raw_ee.extend_from_slice(&task.ee);
+            Task::append_all(std::slice::from_ref(task), raw_vf, raw_ee);
         }
         let (n, ne) = (x0.len(), mesh.edges.len());
         let (raw_vf, counts_vf, vf) = (&self.raw_vf, &mut self.counts_vf, &mut self.vf);

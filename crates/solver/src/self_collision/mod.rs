@@ -57,9 +57,9 @@ pub const MAX_CCD_ITERATIONS: u32 = 10;
 pub const MAX_ZONE_ITERATIONS: u32 = 200;
 /// Broad-phase boxes are inflated by this fraction of the vertex thickness when one broad phase
 /// serves proximity and continuous collision: ½ for the proximity radius plus slack so that small
-/// velocity corrections do not force a rebuild. 0.6 against the earlier 0.75: 30 % fewer
-/// candidates on the 64² fold for a few more rebuilds, the same contacts and collisions (a vertex
-/// leaving its box still forces a rebuild), the stage about 12 % faster.
+/// velocity corrections do not force a rebuild. 0.75 → 0.6 gave 30 % fewer candidates on the 64²
+/// fold with the same contacts and collisions (a vertex leaving its box still forces a rebuild),
+/// but doubled the rebuilds on the 256² stage bench, so 0.7 (BENCHMARKS.md, round 3).
 const BOX_INFLATION: f32 = 0.7;
 /// Inflation (fraction of the thickness) of the unswept boxes of [`SelfCollision::prepare`]: ½,
 /// so that every pair closer than its thickness is listed, plus a relative 1e-4 for round-off.

@@ -14,23 +14,33 @@ where
     U: Copy + Send,
     F: Fn(usize, &mut Vec<U>) + Sync,
 {
-    let chunks = n.div_ceil(CHUNK);
+    let filled = par_chunks(bufs, n.div_ceil(CHUNK), |c, buf| {
+        buf.clear();
+        for i in c * CHUNK..(n.min((c + 1) * CHUNK)) {
+            f(i, buf);
+        }
+    });
+    out.clear();
+    for b in filled {
+        out.extend_from_slice(b);
+    }
+}
+
+/// Calls `f(c, &mut bufs[c])` for every chunk `c < chunks` in parallel and returns those buffers
+/// in chunk order. `bufs` is reusable scratch (grows only; `f` clears what it reuses).
+pub fn par_chunks<B, F>(bufs: &mut Vec<B>, chunks: usize, f: F) -> &[B]
+where
+    B: Default + Send,
+    F: Fn(usize, &mut B) + Sync,
+{
     if bufs.len() < chunks {
-        bufs.resize_with(chunks, Vec::new);
+        bufs.resize_with(chunks, B::default);
     }
     bufs[..chunks]
         .par_iter_mut()
         .enumerate()
-        .for_each(|(c, buf)| {
-            buf.clear();
-            for i in c * CHUNK..(n.min((c + 1) * CHUNK)) {
-                f(i, buf);
-            }
-        });
-    out.clear();
-    for b in &bufs[..chunks] {
-        out.extend_from_slice(b);
-    }
+        .for_each(|(c, buf)| f(c, buf));
+    &bufs[..chunks]
 }
 
 /// [`par_gather`] that also stores one value per item: `slots[i] = f(i, buf)`.
