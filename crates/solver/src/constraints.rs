@@ -13,13 +13,14 @@ use crate::linalg::{BlockMatrix, Filter};
 use crate::model::Model;
 use glam::{Mat3, Vec3};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// A contact released because its force turned attractive is re-grabbed only deeper than this
 /// fraction of the thickness.
 const REGRAB_FRACTION: f32 = 0.5;
 
 /// Friction state of a vertex in contact, kept from one substep to the next.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum FrictionMode {
     #[default]
     None,
@@ -29,12 +30,13 @@ pub enum FrictionMode {
     Stick,
 }
 
-/// What the previous substep learned about a vertex's contact.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-struct ContactMemory {
-    mode: FrictionMode,
+/// What the previous accepted substep learned about a vertex's contact (part of
+/// [`crate::State`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ContactMemory {
+    pub mode: FrictionMode,
     /// The normal force was attractive: release the contact.
-    released: bool,
+    pub released: bool,
 }
 
 /// A contact constrained in the current substep.
@@ -63,8 +65,6 @@ pub struct Constraints {
     /// Added to b (N·s).
     pub rhs: Vec<Vec3>,
     pub active: Vec<ActiveContact>,
-    memory: Vec<ContactMemory>,
-    next_memory: Vec<ContactMemory>,
 }
 
 impl Constraints {
@@ -75,8 +75,6 @@ impl Constraints {
         self.y.resize(n, Vec3::ZERO);
         self.diag.resize(n, Mat3::ZERO);
         self.rhs.resize(n, Vec3::ZERO);
-        self.memory.resize(n, ContactMemory::default());
-        self.next_memory.resize(n, ContactMemory::default());
         self.filter.par_iter_mut().for_each(|f| *f = Filter::Free);
         self.z.par_iter_mut().for_each(|z| *z = Vec3::ZERO);
         self.y.par_iter_mut().for_each(|y| *y = Vec3::ZERO);
@@ -115,10 +113,11 @@ impl Constraints {
     /// held in the previous substep stays while its force pushes out, and is released once it turned
     /// attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
     /// New contacts start sticking (if μs > 0): ndof 0 following the surface; sliding ones are ndof 2
-    /// and get kinetic friction in [`Self::apply_friction`].
+    /// and get kinetic friction in [`Self::apply_friction`]. `memory`: the state's contact memory.
     pub fn add_contacts(
         &mut self,
         contacts: &[VertexContact],
+        memory: &[ContactMemory],
         model: &Model,
         x0: &[Vec3],
         v0: &[Vec3],
@@ -140,7 +139,7 @@ impl Constraints {
                 continue;
             }
             let thickness = model.thickness[i];
-            let mem = self.memory[i];
+            let mem = memory[i];
             let held = mem.mode != FrictionMode::None;
             let active = if held && mem.released {
                 c.distance < REGRAB_FRACTION * thickness
@@ -236,18 +235,15 @@ impl Constraints {
 
     /// Commits an accepted substep: the contacts' forces and next modes become the memory used by
     /// the next substep (an attractive normal force releases the contact); vertices not in contact
-    /// forget their history.
-    pub fn commit(&mut self) {
-        for m in self.next_memory.iter_mut() {
-            *m = ContactMemory::default();
-        }
+    /// forget their history. `memory`: the state's contact memory.
+    pub fn commit(&self, memory: &mut [ContactMemory]) {
+        memory.fill(ContactMemory::default());
         for c in &self.active {
             let f_n = c.force.dot(c.normal);
-            self.next_memory[c.vertex as usize] = ContactMemory {
+            memory[c.vertex as usize] = ContactMemory {
                 mode: c.next_mode,
                 released: f_n < 0.0,
             };
         }
-        std::mem::swap(&mut self.memory, &mut self.next_memory);
     }
 }

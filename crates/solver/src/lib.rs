@@ -22,6 +22,8 @@ pub mod self_collision;
 pub mod self_contact;
 pub mod sim;
 pub mod state;
+pub(crate) mod step;
+pub mod workspace;
 
 pub use collide::{ColliderShape, MovingCollider};
 pub use error::{ModelError, SimError};
@@ -31,5 +33,6 @@ pub use material::Material;
 pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};
 pub use report::{FrameReport, StageTimes, SubstepReport};
 pub use self_collision::SelfCollisionParams;
-pub use sim::{SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_STRAIN_JUMP};
-pub use state::State;
+pub use sim::{RestoreError, SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_STRAIN_JUMP};
+pub use state::{Clock, State, StepController, STATE_VERSION};
+pub use workspace::Workspace;

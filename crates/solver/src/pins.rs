@@ -4,9 +4,10 @@
 use crate::error::SimError;
 use crate::model::Model;
 use glam::Vec3;
+use serde::{Deserialize, Serialize};
 
 /// Start- and end-of-frame targets (m) of every pin, parallel to `Model::pins`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PinTargets {
     start: Vec<Vec3>,
     end: Vec<Vec3>,
@@ -24,6 +25,12 @@ impl PinTargets {
             start: p.clone(),
             end: p,
         }
+    }
+
+    /// Copies `other` without reallocating once sized.
+    pub fn copy_from(&mut self, other: &PinTargets) {
+        self.start.clone_from(&other.start);
+        self.end.clone_from(&other.end);
     }
 
     /// Starts a frame: last frame's end becomes the start; `targets[g]` (if `Some`) gives the new
@@ -61,6 +68,21 @@ impl PinTargets {
             }
         }
         Ok(())
+    }
+
+    /// Number of pins.
+    pub fn len(&self) -> usize {
+        self.end.len()
+    }
+
+    /// Whether there are no pins.
+    pub fn is_empty(&self) -> bool {
+        self.end.is_empty()
+    }
+
+    /// Whether every target is finite.
+    pub fn is_finite(&self) -> bool {
+        self.start.iter().chain(&self.end).all(|p| p.is_finite())
     }
 
     /// Target of pin `k` at frame fraction `s` ∈ [0, 1] (m).

@@ -1,30 +1,28 @@
-//! The public simulation driver: frames split into substeps of one backward-Euler Newton step each,
-//! with contacts, pins, optional cloth–cloth collision and adaptive substep halving (BW §6).
+//! The public simulation driver: frames split into substeps of one backward-Euler Newton step each
+//! (the stages are in [`crate::step`]), with adaptive substep halving (BW §6). It holds the
+//! immutable [`Model`], the [`State`] (everything the next substep depends on: it can be saved and
+//! restored) and a [`Workspace`] of scratch that can be dropped at any time without changing the
+//! result.
 
-use crate::collide::{ContactDetector, MovingCollider, VertexContact};
-use crate::constraints::Constraints;
+use crate::collide::MovingCollider;
 use crate::error::{ModelError, SimError};
-use crate::forces::{strain, Wind};
-use crate::integrator::{Assembly, StepInputs};
-use crate::linalg::{reduce, CgSettings, Mpcg, Preconditioner, Problem};
+use crate::forces::Wind;
+use crate::linalg::Preconditioner;
 use crate::model::{GarmentDesc, Model};
 use crate::pins::PinTargets;
-use crate::report::{FrameReport, StageTimes, SubstepReport};
-use crate::self_contact::SelfContact;
-use crate::state::State;
+use crate::report::{FrameReport, SubstepReport};
+use crate::state::{State, STATE_VERSION};
+use crate::step::{self, accept, Substep};
+use crate::workspace::Workspace;
 use glam::Vec3;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
 
 /// Default of [`SimSettings::strain_jump`]. BW §6 reject a step whose strain changes by more than
 /// 10 %; with that bound a 64×64 cotton sheet dropped on a sphere (5 substeps/frame) stretches to
 /// 0.23–0.26 strain on impact in substeps that each stay below 0.1, against 0.10 with 4× smaller
 /// steps. 0.03 keeps it at 0.09 for 27 % more substeps (BENCHMARKS.md, "what each change bought").
 pub const DEFAULT_STRAIN_JUMP: f32 = 0.03;
-/// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
-const REPORT_WITHIN: f32 = 0.05;
 /// Upper bound of [`SimSettings::max_halvings`] (substeps down to 2⁻²⁰ of the nominal size).
 pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
@@ -131,34 +129,31 @@ impl SimSettings {
     }
 }
 
-/// The simulation: immutable model, changing state and every reusable workspace.
+/// The simulation: immutable model, the state, and the reusable workspace.
 pub struct Simulation {
     model: Model,
     settings: SimSettings,
     state: State,
-    /// State at the start of the current substep (restored on rejection).
-    start: State,
-    pins: PinTargets,
-    assembly: Assembly,
-    cg: Mpcg,
-    constraints: Constraints,
-    detector: ContactDetector,
-    contacts: Vec<VertexContact>,
-    sub_colliders: Vec<MovingCollider>,
-    /// Velocity change of the last solve (MPCG warm start) and predicted positions.
-    dv: Vec<Vec3>,
-    predicted: Vec<Vec3>,
-    self_contact: Option<SelfContact>,
-    /// Per vertex: held by a collider this substep (contact or projection).
-    held: Vec<bool>,
+    ws: Workspace,
     /// Every substep attempted in the last frame (accepted and rejected), reused between frames.
     substep_log: Vec<SubstepReport>,
     /// Raised by another thread to stop the current frame before its next substep.
     stop: Option<Arc<AtomicBool>>,
-    /// Substep size carried between frames by the adaptive step (s), and accepted-in-a-row count.
-    h_scale: u32,
-    accepted_in_row: u32,
-    time: f64,
+}
+
+/// Why a saved [`State`] cannot be restored into a simulation.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RestoreError {
+    #[error("state version {found}, this build reads version {expected}")]
+    Version { found: u32, expected: u32 },
+    #[error("the state's {field} has {found} entries, the model needs {expected}")]
+    Size {
+        field: &'static str,
+        found: usize,
+        expected: usize,
+    },
+    #[error("the state's {field} is not finite")]
+    NonFinite { field: &'static str },
 }
 
 impl Simulation {
@@ -166,28 +161,13 @@ impl Simulation {
     pub fn new(garments: Vec<GarmentDesc>, settings: SimSettings) -> Result<Self, ModelError> {
         settings.validate()?;
         let model = Model::new(&garments)?;
-        let n = model.vertex_count();
-        let state = State::at_rest(&model.initial_positions);
+        let state = State::at_rest(&model.initial_positions, PinTargets::new(&model));
         Ok(Simulation {
-            pins: PinTargets::new(&model),
-            assembly: Assembly::new(&model),
-            start: state.clone(),
+            ws: Workspace::new(&model)?,
             state,
             settings,
-            cg: Mpcg::new(),
-            constraints: Constraints::default(),
-            detector: ContactDetector::new(),
-            contacts: Vec::new(),
-            sub_colliders: Vec::new(),
-            dv: vec![Vec3::ZERO; n],
-            predicted: vec![Vec3::ZERO; n],
-            self_contact: SelfContact::new(&model)?,
-            held: vec![false; n],
             substep_log: Vec::new(),
             stop: None,
-            h_scale: 0,
-            accepted_in_row: 0,
-            time: 0.0,
             model,
         })
     }
@@ -200,18 +180,71 @@ impl Simulation {
         &self.settings
     }
 
+    /// Everything the next substep depends on (clone it to save the simulation).
     pub fn state(&self) -> &State {
         &self.state
     }
 
+    /// Continues from a saved state of `version` (that of the build that saved it,
+    /// [`STATE_VERSION`]): the next frames are bit-identical to those of the simulation it was
+    /// saved from. Checked against the model's sizes; the workspace is kept (it does not affect
+    /// the result).
+    pub fn restore_state(&mut self, state: State, version: u32) -> Result<(), RestoreError> {
+        if version != STATE_VERSION {
+            return Err(RestoreError::Version {
+                found: version,
+                expected: STATE_VERSION,
+            });
+        }
+        let n = self.model.vertex_count();
+        let pins = self.model.pins.len();
+        for (field, found, expected) in [
+            ("x", state.x.len(), n),
+            ("v", state.v.len(), n),
+            ("dv", state.dv.len(), n),
+            ("contacts", state.contacts.len(), n),
+            ("pins", state.pins.len(), pins),
+        ] {
+            if found != expected {
+                return Err(RestoreError::Size {
+                    field,
+                    found,
+                    expected,
+                });
+            }
+        }
+        let finite = |v: &[Vec3]| v.iter().all(|p| p.is_finite());
+        for (field, ok) in [
+            ("x", finite(&state.x)),
+            ("v", finite(&state.v)),
+            ("dv", finite(&state.dv)),
+            ("pins", state.pins.is_finite()),
+            ("clock", state.clock.time.is_finite()),
+        ] {
+            if !ok {
+                return Err(RestoreError::NonFinite { field });
+            }
+        }
+        self.state = state;
+        Ok(())
+    }
+
+    /// Drops the workspace and builds a new one (no effect on the result; frees nothing that is
+    /// not rebuilt at once, so it is for tests and for callers that want to prove that).
+    pub fn rebuild_workspace(&mut self) -> Result<(), ModelError> {
+        self.ws = Workspace::new(&self.model)?;
+        Ok(())
+    }
+
     /// Simulated time (s) since the start.
     pub fn time(&self) -> f64 {
-        self.time
+        self.state.clock.time
     }
 
     /// A flag another thread (a signal handler, a UI) can raise to stop a long frame early: the
     /// next substep of [`Self::step_frame`] does not start and the frame fails with
-    /// [`SimError::Stopped`], leaving the state at the last accepted substep.
+    /// [`SimError::Stopped`], leaving the state at the last accepted substep (calling
+    /// `step_frame` again with the same inputs finishes the frame).
     pub fn set_stop_flag(&mut self, flag: Arc<AtomicBool>) {
         self.stop = Some(flag);
     }
@@ -241,7 +274,9 @@ impl Simulation {
     /// Advances one frame of `dt` seconds. `colliders[k]` gives collider k's shape at the start and end
     /// of the frame; `pin_targets[g]` the end-of-frame targets of garment g's vertices (only pinned
     /// ones are read; `None` = pins stay). The state lands exactly on the frame time. On error the
-    /// state is left at the last accepted substep.
+    /// state is left at the last accepted substep. A frame stopped between substeps
+    /// ([`SimError::Stopped`]) continues where it stopped when called again with the same inputs
+    /// (its pin targets are then already in the state).
     pub fn step_frame(
         &mut self,
         dt: f32,
@@ -256,356 +291,81 @@ impl Simulation {
         for (k, c) in colliders.iter().enumerate() {
             c.validate(k).map_err(|e| SimError::Input(e.to_string()))?;
         }
-        self.pins.begin_frame(&self.model, pin_targets)?;
+        if self.state.clock.substep_pos == 0 {
+            self.state.pins.begin_frame(&self.model, pin_targets)?;
+        }
         let mut report = FrameReport::new();
         self.substep_log.clear();
-        let nominal = dt / self.settings.substeps as f32;
+        let settings = &self.settings;
+        let nominal = dt / settings.substeps as f32;
         // Frame fractions are integers over a power-of-two grid so substeps land exactly on dt.
-        let grid = self.settings.substeps as u64 * (1u64 << self.settings.max_halvings);
-        let full = grid / self.settings.substeps as u64;
-        let mut pos: u64 = 0;
-        while pos < grid {
+        let grid = settings.substeps as u64 * (1u64 << settings.max_halvings);
+        let full = grid / settings.substeps as u64;
+        let (state, ws) = (&mut self.state, &mut self.ws);
+        while state.clock.substep_pos < grid {
             if self
                 .stop
                 .as_ref()
                 .is_some_and(|f| f.load(Ordering::Relaxed))
             {
-                return Err(SimError::Stopped { time: self.time });
+                return Err(SimError::Stopped {
+                    time: state.clock.time,
+                });
             }
-            let step = (full >> self.h_scale).max(1).min(grid - pos);
-            let (s0, s1) = (pos as f32 / grid as f32, (pos + step) as f32 / grid as f32);
-            let h = nominal * step as f32 / full as f32;
-            let sub = match self.substep(dt, h, s0, s1, colliders) {
-                Ok(sub) => sub,
+            let pos = state.clock.substep_pos;
+            let step = (full >> state.controller.h_scale).max(1).min(grid - pos);
+            let sub = Substep {
+                dt,
+                h: nominal * step as f32 / full as f32,
+                s0: pos as f32 / grid as f32,
+                s1: (pos + step) as f32 / grid as f32,
+                colliders,
+            };
+            let mut r = match step::substep(&self.model, settings, state, ws, sub) {
+                Ok(r) => r,
                 Err(e) => {
-                    self.state.copy_from(&self.start);
+                    state.copy_from(&ws.start);
                     return Err(e);
                 }
             };
-            let non_finite = self.first_non_finite();
-            let bad = non_finite.is_some() || (self.settings.adaptive && sub.rejected.is_some());
-            if bad && self.settings.adaptive && self.h_scale < self.settings.max_halvings {
-                let mut r = sub;
+            let non_finite = accept::first_non_finite(state);
+            let bad = non_finite.is_some() || (settings.adaptive && r.rejected.is_some());
+            if bad && settings.adaptive && state.controller.h_scale < settings.max_halvings {
                 r.rejected = r.rejected.or(Some("non-finite state"));
                 report.reject(&r);
                 self.substep_log.push(r);
-                self.state.copy_from(&self.start);
-                self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
-                self.h_scale += 1;
-                self.accepted_in_row = 0;
+                accept::reject(state, ws);
                 continue;
             }
             if let Some(vertex) = non_finite {
-                self.state.copy_from(&self.start);
-                self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
+                accept::restore(state, ws);
                 let garment = self.model.garment_of(vertex);
                 let local = vertex - self.model.garments[garment].vertices.start;
                 return Err(SimError::NonFinite {
                     garment,
                     vertex: local as u32,
-                    time: self.time,
+                    time: state.clock.time,
                 });
             }
-            if sub.cg.non_finite {
+            if r.cg.non_finite {
                 // Even the smallest substep's solve is unusable (the velocities would silently keep
                 // their start values): fail the frame instead of freezing the cloth.
-                self.state.copy_from(&self.start);
-                self.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
+                accept::restore(state, ws);
                 return Err(SimError::SolveNonFinite {
-                    time: self.time,
-                    h,
-                    halvings: self.h_scale,
+                    time: state.clock.time,
+                    h: sub.h,
+                    halvings: state.controller.h_scale,
                 });
             }
-            self.constraints.commit();
             // Accepted (possibly at the smallest size, or with adaptive stepping off): a CG failure
             // stays visible in `cg.converged` and the frame's `cg_failures`.
-            let mut sub = sub;
-            sub.rejected = None;
-            report.accept(&sub);
-            self.substep_log.push(sub);
-            self.time += h as f64;
-            pos += step;
-            self.accepted_in_row += 1;
-            if self.h_scale > 0 && self.accepted_in_row >= GROW_AFTER {
-                self.h_scale -= 1;
-                self.accepted_in_row = 0;
-            }
+            r.rejected = None;
+            report.accept(&r);
+            self.substep_log.push(r);
+            accept::accept(state, ws, sub.h, step);
         }
+        state.clock.substep_pos = 0;
+        state.clock.frames += 1;
         Ok(report)
-    }
-
-    /// First vertex with a non-finite position or velocity.
-    fn first_non_finite(&self) -> Option<usize> {
-        self.state
-            .x
-            .par_iter()
-            .zip(self.state.v.par_iter())
-            .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
-    }
-
-    /// One backward-Euler Newton step of length `h` from frame fraction `s0` to `s1`. On return
-    /// `self.state` holds the end state, `self.start` the start state.
-    fn substep(
-        &mut self,
-        dt: f32,
-        h: f32,
-        s0: f32,
-        s1: f32,
-        colliders: &[MovingCollider],
-    ) -> Result<SubstepReport, SimError> {
-        let mut times = StageTimes::default();
-        let mut clock = Instant::now();
-        let mut lap = |slot: &mut f64| {
-            let now = Instant::now();
-            *slot += (now - clock).as_secs_f64();
-            clock = now;
-        };
-        let n = self.model.vertex_count();
-        self.start.copy_from(&self.state);
-        let (x0, v0) = (&self.start.x, &self.start.v);
-        self.constraints.begin(n);
-        lap(&mut times.other);
-
-        // Contacts against the colliders interpolated to this substep, predicted x0 + h·v0.
-        self.sub_colliders.clear();
-        for c in colliders {
-            self.sub_colliders.push(MovingCollider {
-                start: c.at(s0),
-                end: c.at(s1),
-            });
-        }
-        self.predicted
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(i, p)| *p = x0[i] + h * v0[i]);
-        // Hard pins first (they override contacts), then contacts, then goal springs (which read y).
-        for (k, pin) in self.model.pins.iter().enumerate() {
-            if pin.weight >= 1.0 {
-                let i = pin.vertex as usize;
-                self.constraints.hard_pin(
-                    i,
-                    self.pins.at(k, s1),
-                    self.pins.velocity(k, dt),
-                    x0[i],
-                    v0[i],
-                    h,
-                );
-            }
-        }
-        if !self.sub_colliders.is_empty() {
-            self.detector
-                .detect(
-                    &self.sub_colliders,
-                    h,
-                    x0,
-                    &self.predicted,
-                    &self.model.thickness,
-                    &mut self.contacts,
-                )
-                .map_err(|e| SimError::Input(e.to_string()))?;
-            self.constraints
-                .add_contacts(&self.contacts, &self.model, x0, v0, h);
-        }
-        for (k, pin) in self.model.pins.iter().enumerate() {
-            if pin.weight < 1.0 {
-                let i = pin.vertex as usize;
-                self.constraints.goal_spring(
-                    i,
-                    self.model.pin_spring[k],
-                    self.pins.at(k, s1),
-                    x0[i],
-                    v0[i],
-                    h,
-                );
-            }
-        }
-        lap(&mut times.collide);
-
-        let inputs = StepInputs {
-            x0,
-            v0,
-            h,
-            gravity: self.settings.gravity,
-            wind: self.settings.wind.as_ref(),
-            air_damping: self.settings.air_damping,
-        };
-        let settings = CgSettings {
-            tolerance: self.settings.cg_tolerance,
-            max_iterations: self.settings.cg_max_iterations,
-            velocity_floor: h * self.settings.gravity.length().max(1.0),
-            preconditioner: self.settings.preconditioner,
-        };
-        let start_strain = self
-            .assembly
-            .assemble(&self.model, &inputs, &self.constraints);
-        lap(&mut times.assemble);
-
-        let problem = Problem {
-            a: &self.assembly.matrix,
-            b: &self.assembly.b,
-            filter: &self.constraints.filter,
-            z: &self.constraints.z,
-            mass: &self.model.mass,
-        };
-        let (mpcg, dv) = (&mut self.cg, &mut self.dv);
-        let mut solve = move || {
-            let clock = Instant::now();
-            let cg = mpcg.solve(&problem, dv, settings);
-            (cg, clock.elapsed().as_secs_f64())
-        };
-        // A solve below the parallel size runs on one thread and leaves the others idle: the
-        // cloth–cloth proximity contacts, which depend only on x0, are found meanwhile.
-        let ahead = match &mut self.self_contact {
-            Some(sc) if self.settings.proximity_ahead && !reduce::parallel(n) => Some(sc),
-            _ => None,
-        };
-        let ((cg, solved), prepared) = match ahead {
-            Some(sc) => {
-                let gravity = self.settings.gravity;
-                let (solve, prep) = rayon::join(solve, || sc.prepare(x0, v0, h, gravity));
-                (solve, Some(prep))
-            }
-            None => (solve(), None),
-        };
-        let mut joined = 0.0;
-        lap(&mut joined);
-        times.solve += solved;
-        if let Some(prep) = prepared {
-            // Waiting for the proximity contacts after the solve counts as cloth–cloth time.
-            times.self_collide += (joined - solved).max(0.0);
-            times.self_ahead = prep.total();
-            times.self_parts.add(&prep);
-        }
-
-        // v1 = v0 + Δv, x1 = x0 + h·v1 + y.
-        let (dv, y) = (&self.dv, &self.constraints.y);
-        self.state
-            .v
-            .par_iter_mut()
-            .zip(self.state.x.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, (v, x))| {
-                *v = v0[i] + dv[i];
-                *x = x0[i] + h * *v + y[i];
-            });
-        lap(&mut times.other);
-
-        self.constraints.apply_friction(
-            &self.model,
-            &self.assembly.matrix,
-            &self.assembly.b,
-            &self.dv,
-            h,
-            &mut self.state.x,
-            &mut self.state.v,
-        );
-        // Body projection first, then cloth–cloth collision with every vertex the bodies hold
-        // (contacts and projected vertices) immovable, so nothing is pushed back through cloth.
-        let mut min_distance = self.project_out_of_colliders(h)?;
-        lap(&mut times.collide);
-        let (self_contacts, unresolved) = match &mut self.self_contact {
-            Some(sc) => {
-                for c in &self.constraints.active {
-                    self.held[c.vertex as usize] = true;
-                }
-                let r = sc.apply(
-                    &self.start.x,
-                    &mut self.state.x,
-                    &mut self.state.v,
-                    h,
-                    &self.held,
-                    &self.sub_colliders,
-                );
-                lap(&mut times.self_collide);
-                times.self_parts.add(&r.times);
-                min_distance = self.min_collider_distance();
-                lap(&mut times.collide);
-                (r.contacts + r.collisions, r.unresolved)
-            }
-            None => (0, 0),
-        };
-
-        let x1 = &self.state.x;
-        let model = &self.model;
-        let max_strain = (0..model.triangles.len())
-            .into_par_iter()
-            .map(|t| {
-                let tri = model.triangles[t];
-                let mat = &model.materials[model.triangle_material[t] as usize];
-                strain(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat)
-            })
-            .reduce(|| 0.0, f32::max);
-        let rejected = if cg.non_finite {
-            Some("non-finite solve")
-        } else if !cg.converged {
-            Some("CG did not converge")
-        } else if max_strain - start_strain > self.settings.strain_jump {
-            Some("strain jump")
-        } else {
-            None
-        };
-        lap(&mut times.other);
-        Ok(SubstepReport {
-            h,
-            cg,
-            max_strain,
-            start_strain,
-            contacts: self.constraints.active.len() as u32,
-            min_collider_distance: min_distance,
-            self_contacts,
-            unresolved,
-            rejected,
-            times,
-        })
-    }
-
-    /// Post-solve projection (Kang-style correction, [`ContactDetector::project_out`]): any free
-    /// vertex closer than its thickness to a collider's end-of-substep surface is moved out to the
-    /// thickness (on its entry side if it tunnelled) and loses its inward velocity relative to the
-    /// surface. Marks moved vertices in `held`. Returns the smallest distance left (m) among vertices
-    /// within 5 cm of a collider (+inf if none).
-    fn project_out_of_colliders(&mut self, h: f32) -> Result<f32, SimError> {
-        self.held.par_iter_mut().for_each(|m| *m = false);
-        if self.sub_colliders.is_empty() {
-            return Ok(f32::INFINITY);
-        }
-        self.predicted.copy_from_slice(&self.state.x);
-        let min = self
-            .detector
-            .project_out(
-                &self.sub_colliders,
-                h,
-                &self.contacts,
-                &self.start.x,
-                &self.model.thickness,
-                &self.model.hard_pinned,
-                REPORT_WITHIN,
-                &mut self.state.x,
-                &mut self.state.v,
-            )
-            .map_err(|e| SimError::Input(e.to_string()))?;
-        let before = &self.predicted;
-        self.held
-            .par_iter_mut()
-            .zip(self.state.x.par_iter())
-            .enumerate()
-            .for_each(|(i, (m, x))| *m = *x != before[i]);
-        Ok(min)
-    }
-
-    /// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
-    fn min_collider_distance(&self) -> f32 {
-        let colliders = &self.sub_colliders;
-        self.state
-            .x
-            .par_iter()
-            .map(|&x| {
-                colliders
-                    .iter()
-                    .map(|c| c.end.distance(x).0)
-                    .fold(f32::INFINITY, f32::min)
-            })
-            .reduce(|| f32::INFINITY, f32::min)
     }
 }

@@ -1,0 +1,133 @@
+//! Body contact, before and after the solve. Before ([`constrain`]): hard pins (ndof 0, BW §5.3),
+//! then contacts with the moving colliders (filters, z and y), then partial pins as implicit goal
+//! springs. After ([`release`]): Coulomb friction from the recovered constraint forces, then the
+//! projection of every free vertex out of the colliders (Kang 2003 §5-style position correction).
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::error::SimError;
+use crate::model::Model;
+use crate::state::State;
+use crate::workspace::Workspace;
+
+use super::Substep;
+
+/// Vertices farther than this (m) from every collider are left out of the reported minimum distance.
+const REPORT_WITHIN: f32 = 0.05;
+
+/// Turns pins and collider contacts into the substep's constraints. Hard pins come first (they
+/// override contacts), goal springs last (they read y).
+pub(crate) fn constrain(
+    model: &Model,
+    state: &State,
+    ws: &mut Workspace,
+    sub: Substep,
+) -> Result<(), SimError> {
+    let (x0, v0, h) = (&ws.start.x, &ws.start.v, sub.h);
+    let targets = &state.pins;
+    for (k, pin) in model.pins.iter().enumerate() {
+        if pin.weight >= 1.0 {
+            let i = pin.vertex as usize;
+            ws.constraints.hard_pin(
+                i,
+                targets.at(k, sub.s1),
+                targets.velocity(k, sub.dt),
+                x0[i],
+                v0[i],
+                h,
+            );
+        }
+    }
+    if !ws.sub_colliders.is_empty() {
+        ws.detector
+            .detect(
+                &ws.sub_colliders,
+                h,
+                x0,
+                &ws.predicted,
+                &model.thickness,
+                &mut ws.contacts,
+            )
+            .map_err(|e| SimError::Input(e.to_string()))?;
+        ws.constraints
+            .add_contacts(&ws.contacts, &state.contacts, model, x0, v0, h);
+    }
+    for (k, pin) in model.pins.iter().enumerate() {
+        if pin.weight < 1.0 {
+            let i = pin.vertex as usize;
+            ws.constraints.goal_spring(
+                i,
+                model.pin_spring[k],
+                targets.at(k, sub.s1),
+                x0[i],
+                v0[i],
+                h,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// After the solve: friction, then the post-solve projection ([`crate::collide::ContactDetector::project_out`]):
+/// any free vertex closer than its thickness to a collider's end-of-substep surface is moved out
+/// to the thickness (on its entry side if it tunnelled) and loses its inward velocity relative to
+/// the surface. Marks moved vertices in `ws.held`. Returns the smallest distance left (m) among
+/// vertices within 5 cm of a collider (+inf if none).
+pub(crate) fn release(
+    model: &Model,
+    state: &mut State,
+    ws: &mut Workspace,
+    h: f32,
+) -> Result<f32, SimError> {
+    ws.constraints.apply_friction(
+        model,
+        &ws.assembly.matrix,
+        &ws.assembly.b,
+        &state.dv,
+        h,
+        &mut state.x,
+        &mut state.v,
+    );
+    ws.held.par_iter_mut().for_each(|m| *m = false);
+    if ws.sub_colliders.is_empty() {
+        return Ok(f32::INFINITY);
+    }
+    ws.predicted.copy_from_slice(&state.x);
+    let min = ws
+        .detector
+        .project_out(
+            &ws.sub_colliders,
+            h,
+            &ws.contacts,
+            &ws.start.x,
+            &model.thickness,
+            &model.hard_pinned,
+            REPORT_WITHIN,
+            &mut state.x,
+            &mut state.v,
+        )
+        .map_err(|e| SimError::Input(e.to_string()))?;
+    let before = &ws.predicted;
+    ws.held
+        .par_iter_mut()
+        .zip(state.x.par_iter())
+        .enumerate()
+        .for_each(|(i, (m, x))| *m = *x != before[i]);
+    Ok(min)
+}
+
+/// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
+pub(crate) fn min_collider_distance(state: &State, ws: &Workspace) -> f32 {
+    let colliders = &ws.sub_colliders;
+    state
+        .x
+        .par_iter()
+        .map(|&x: &Vec3| {
+            colliders
+                .iter()
+                .map(|c| c.end.distance(x).0)
+                .fold(f32::INFINITY, f32::min)
+        })
+        .reduce(|| f32::INFINITY, f32::min)
+}

@@ -1,0 +1,112 @@
+//! One substep: a single Newton step of backward Euler (BW §6) from frame fraction s0 to s1, as the
+//! stages it runs in order, each in its own file and named as the reports name them:
+//!
+//! 1. [`predict`]: the start state is kept, colliders are interpolated to the substep, x0 + h·v0.
+//! 2. [`body_contact::constrain`]: hard pins, collider contacts and goal springs become the MPCG
+//!    filter, z, y and implicit terms (BW §5).
+//! 3. [`assemble`]: forces and Jacobians into A·Δv = b (BW eq. 15).
+//! 4. [`solve`]: Boxerman's corrected MPCG, then v1 = v0 + Δv, x1 = x0 + h·v1 + y.
+//! 5. [`body_contact::release`]: friction from the constraint forces and the projection out of the
+//!    colliders.
+//! 6. [`self_collision`]: cloth–cloth collision makes x0 → x1 crossing-free.
+//! 7. [`accept`]: the strain check that decides whether the substep is kept (BW §6), and what an
+//!    accepted or rejected substep does to the state.
+
+pub(crate) mod accept;
+pub(crate) mod assemble;
+pub(crate) mod body_contact;
+pub(crate) mod predict;
+pub(crate) mod self_collision;
+pub(crate) mod solve;
+
+use std::time::Instant;
+
+use crate::collide::MovingCollider;
+use crate::error::SimError;
+use crate::model::Model;
+use crate::report::{StageTimes, SubstepReport};
+use crate::sim::SimSettings;
+use crate::state::State;
+use crate::workspace::Workspace;
+
+/// What one substep is asked to do.
+#[derive(Clone, Copy)]
+pub(crate) struct Substep<'a> {
+    /// Frame length (s): pin target velocities are taken over it.
+    pub dt: f32,
+    /// Substep length (s).
+    pub h: f32,
+    /// Start and end of the substep as fractions of the frame.
+    pub s0: f32,
+    pub s1: f32,
+    /// Every collider's shape at the start and end of the frame.
+    pub colliders: &'a [MovingCollider],
+}
+
+/// Wall-clock stopwatch charging the time since the last lap to a stage.
+struct Lap(Instant);
+
+impl Lap {
+    fn lap(&mut self, slot: &mut f64) {
+        let now = Instant::now();
+        *slot += (now - self.0).as_secs_f64();
+        self.0 = now;
+    }
+}
+
+/// Runs one substep. On return `state` holds the end-of-substep positions and velocities (the
+/// clock, controller and contact memory are updated by [`accept`]), `ws.start` the start state.
+pub(crate) fn substep(
+    model: &Model,
+    settings: &SimSettings,
+    state: &mut State,
+    ws: &mut Workspace,
+    sub: Substep,
+) -> Result<SubstepReport, SimError> {
+    let mut times = StageTimes::default();
+    let mut lap = Lap(Instant::now());
+    predict::run(state, ws, sub);
+    lap.lap(&mut times.other);
+
+    body_contact::constrain(model, state, ws, sub)?;
+    lap.lap(&mut times.collide);
+
+    let start_strain = assemble::run(model, settings, ws, sub.h);
+    lap.lap(&mut times.assemble);
+
+    let solved = solve::run(model, settings, state, ws, sub.h);
+    let mut joined = 0.0;
+    lap.lap(&mut joined);
+    solved.charge(&mut times, joined);
+    let cg = solved.cg;
+    solve::update(state, ws, sub.h);
+    lap.lap(&mut times.other);
+
+    let mut min_distance = body_contact::release(model, state, ws, sub.h)?;
+    lap.lap(&mut times.collide);
+
+    let (self_contacts, unresolved) = match self_collision::run(state, ws, sub.h, &mut times) {
+        Some(r) => {
+            lap.lap(&mut times.self_collide);
+            min_distance = body_contact::min_collider_distance(state, ws);
+            lap.lap(&mut times.collide);
+            r
+        }
+        None => (0, 0),
+    };
+
+    let (max_strain, rejected) = accept::judge(model, settings, state, &cg, start_strain);
+    lap.lap(&mut times.other);
+    Ok(SubstepReport {
+        h: sub.h,
+        cg,
+        max_strain,
+        start_strain,
+        contacts: ws.constraints.active.len() as u32,
+        min_collider_distance: min_distance,
+        self_contacts,
+        unresolved,
+        rejected,
+        times,
+    })
+}

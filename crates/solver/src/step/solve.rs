@@ -1,0 +1,101 @@
+//! Stage 4 of a substep: Boxerman's corrected MPCG (2003, §3.2: warm start x = S·x_prev + (I−S)·z,
+//! stopping on the filtered residual, preconditioner in the filtered space) for Δv, warm-started
+//! from the state's last Δv; then v1 = v0 + Δv, x1 = x0 + h·v1 + y (BW §5.3). A solve small enough
+//! to run on one thread leaves the other idle: the cloth–cloth proximity contacts, which depend
+//! only on x0, are found meanwhile (the result is the same to the bit either way).
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+use crate::linalg::{reduce, CgResult, CgSettings, Problem};
+use crate::model::Model;
+use crate::report::StageTimes;
+use crate::self_collision::SelfCollisionTimes;
+use crate::sim::SimSettings;
+use crate::state::State;
+use crate::workspace::Workspace;
+
+/// What the solve did, and how long it and the work beside it took.
+pub(crate) struct Solved {
+    pub cg: CgResult,
+    /// Wall time of the solve alone (s).
+    seconds: f64,
+    /// Per-part times of the proximity contacts found beside the solve, if they were.
+    prepared: Option<SelfCollisionTimes>,
+}
+
+impl Solved {
+    /// Charges the solve and the work beside it; `joined` is the wall time until both ended (s):
+    /// the wait for the proximity contacts after the solve counts as cloth–cloth time.
+    pub(crate) fn charge(&self, times: &mut StageTimes, joined: f64) {
+        times.solve += self.seconds;
+        if let Some(prep) = &self.prepared {
+            times.self_collide += (joined - self.seconds).max(0.0);
+            times.self_ahead = prep.total();
+            times.self_parts.add(prep);
+        }
+    }
+}
+
+pub(crate) fn run(
+    model: &Model,
+    settings: &SimSettings,
+    state: &mut State,
+    ws: &mut Workspace,
+    h: f32,
+) -> Solved {
+    let cg_settings = CgSettings {
+        tolerance: settings.cg_tolerance,
+        max_iterations: settings.cg_max_iterations,
+        velocity_floor: h * settings.gravity.length().max(1.0),
+        preconditioner: settings.preconditioner,
+    };
+    let problem = Problem {
+        a: &ws.assembly.matrix,
+        b: &ws.assembly.b,
+        filter: &ws.constraints.filter,
+        z: &ws.constraints.z,
+        mass: &model.mass,
+    };
+    let (mpcg, dv) = (&mut ws.cg, &mut state.dv);
+    let mut solve = move || {
+        let clock = Instant::now();
+        let cg = mpcg.solve(&problem, dv, cg_settings);
+        (cg, clock.elapsed().as_secs_f64())
+    };
+    let n = model.vertex_count();
+    let ahead = match &mut ws.self_contact {
+        Some(sc) if settings.proximity_ahead && !reduce::parallel(n) => Some(sc),
+        _ => None,
+    };
+    let (x0, v0) = (&ws.start.x, &ws.start.v);
+    let ((cg, seconds), prepared) = match ahead {
+        Some(sc) => {
+            let gravity = settings.gravity;
+            let (solved, prep) = rayon::join(solve, || sc.prepare(x0, v0, h, gravity));
+            (solved, Some(prep))
+        }
+        None => (solve(), None),
+    };
+    Solved {
+        cg,
+        seconds,
+        prepared,
+    }
+}
+
+/// v1 = v0 + Δv, x1 = x0 + h·v1 + y.
+pub(crate) fn update(state: &mut State, ws: &Workspace, h: f32) {
+    let (x0, v0) = (&ws.start.x, &ws.start.v);
+    let (dv, y) = (&state.dv, &ws.constraints.y);
+    state
+        .v
+        .par_iter_mut()
+        .zip(state.x.par_iter_mut())
+        .enumerate()
+        .for_each(|(i, (v, x))| {
+            *v = v0[i] + dv[i];
+            *x = x0[i] + h * *v + y[i];
+        });
+}

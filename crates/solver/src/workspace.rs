@@ -1,0 +1,59 @@
+//! Reusable scratch of the substep pipeline (warp.sim-style `Workspace`): everything here is
+//! rebuilt from the [`Model`] or overwritten before it is read in a substep, so dropping it
+//! between any two substeps and building a new one leaves the result unchanged to the bit
+//! (tests/state_workspace.rs checks this).
+
+use glam::Vec3;
+
+use crate::collide::{ContactDetector, MovingCollider, VertexContact};
+use crate::constraints::Constraints;
+use crate::error::ModelError;
+use crate::integrator::Assembly;
+use crate::linalg::Mpcg;
+use crate::model::Model;
+use crate::self_contact::SelfContact;
+use crate::state::State;
+
+/// Scratch buffers of one simulation; sized once, no allocation per substep afterwards.
+pub struct Workspace {
+    /// Copy of the state at the start of the current substep: x0, v0 for the stages, and what a
+    /// rejected substep is rolled back to.
+    pub(crate) start: State,
+    /// Sparse system matrix (pattern built once from the topology), right-hand side, element scratch.
+    pub(crate) assembly: Assembly,
+    /// MPCG vectors and the preconditioner's factor.
+    pub(crate) cg: Mpcg,
+    /// Per-vertex filters, prescribed velocity changes z and position alterations y of the substep.
+    pub(crate) constraints: Constraints,
+    /// Collider contact detection (swept tests against the substep's moving colliders).
+    pub(crate) detector: ContactDetector,
+    /// Contacts found this substep, sorted by vertex.
+    pub(crate) contacts: Vec<VertexContact>,
+    /// The frame's colliders interpolated to this substep's start and end.
+    pub(crate) sub_colliders: Vec<MovingCollider>,
+    /// Free-flight prediction x0 + h·v0 (m); reused as the pre-projection copy of x1.
+    pub(crate) predicted: Vec<Vec3>,
+    /// Cloth–cloth collision (broad phase, candidates, impact zones); None without self-collision.
+    pub(crate) self_contact: Option<SelfContact>,
+    /// Per vertex: held by a collider this substep (contact or projection).
+    pub(crate) held: Vec<bool>,
+}
+
+impl Workspace {
+    /// Scratch for `model` (the errors are the self-collision set-up's, see [`SelfContact::new`]).
+    pub fn new(model: &Model) -> Result<Self, ModelError> {
+        let n = model.vertex_count();
+        Ok(Workspace {
+            start: State::default(),
+            assembly: Assembly::new(model),
+            cg: Mpcg::new(),
+            constraints: Constraints::default(),
+            detector: ContactDetector::new(),
+            contacts: Vec::new(),
+            sub_colliders: Vec::new(),
+            predicted: vec![Vec3::ZERO; n],
+            self_contact: SelfContact::new(model)?,
+            held: vec![false; n],
+        })
+    }
+}
