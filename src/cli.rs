@@ -57,6 +57,16 @@ pub struct BakeArgs {
     /// Print progress, warnings and errors as one JSON object per line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Write a checkpoint every N simulated frames (in OUTPUT/.clothbake-resume/, beside the
+    /// staged caches), so that a killed bake can continue with --resume. SIGTERM/SIGINT/SIGHUP
+    /// then also write one at the next substep boundary and exit with code 85.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub checkpoint_every: Option<u32>,
+    /// Continue from the newest valid checkpoint in the output folder (start from the first
+    /// frame if there is none); the caches are byte-identical to an uninterrupted bake. A
+    /// checkpoint of other inputs or settings is an error.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 #[derive(Debug, Args)]

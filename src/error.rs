@@ -28,15 +28,19 @@ pub enum CliError {
         /// The last frame simulated completely, if any.
         last_frame: Option<i32>,
     },
+    /// A signal stopped a resumable bake, which wrote a checkpoint first.
+    #[error("interrupted after frame {frame}: checkpoint written in {}; run the same command with --resume to continue", dir.display())]
+    Checkpointed { frame: i32, dir: PathBuf },
 }
 
 impl CliError {
     /// 2 for bad usage or input, 1 when the simulation (or writing its results) failed, 130 when
-    /// interrupted.
+    /// interrupted, 85 when interrupted after writing a checkpoint.
     pub fn exit_code(&self) -> u8 {
         match self {
             CliError::Input(_) => 2,
             CliError::Interrupted { .. } => crate::interrupt::EXIT_INTERRUPTED,
+            CliError::Checkpointed { .. } => crate::checkpoint::EXIT_CHECKPOINTED,
             CliError::Write { .. } | CliError::Output(_) | CliError::Simulation(_) => 1,
         }
     }

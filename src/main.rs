@@ -11,6 +11,7 @@ macro_rules! outln {
     }};
 }
 
+mod checkpoint;
 mod cli;
 mod commands;
 mod error;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::fs_util::write_atomic;
@@ -40,7 +40,7 @@ pub struct GarmentRecord {
 }
 
 /// One frame of the bake. The first record is the rest frame (`substeps` 0).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FrameRecord {
     pub frame: i32,
     /// Wall time (s).
@@ -73,7 +73,7 @@ pub struct FrameRecord {
 }
 
 /// A collider shape in the report (world frame, metres).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ShapeRecord {
     Plane {

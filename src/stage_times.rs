@@ -6,10 +6,10 @@ use std::time::Instant;
 
 use clothbake_solver::self_collision::SelfCollisionTimes;
 use clothbake_solver::StageTimes;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Seconds spent per stage. Solver stages include rejected (retried) substeps.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct BakeStages {
     /// Collider shapes and pin targets sampled from the scene's animation (glTF skinning, keys).
     pub animation: f64,
@@ -35,7 +35,7 @@ pub struct BakeStages {
 }
 
 /// Seconds of cloth–cloth work per part (the rest of it is per-vertex bookkeeping).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct SelfCollisionParts {
     /// Bounds, spatial hash and candidate pairs, rebuilds included.
     pub broad_phase: f64,

@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clothbake_io::{
-    load_scene, remove_stale_temp_files, CacheTiming, Format, GarmentCacheWriter, LoadedScene,
-    Shape,
+    load_scene, remove_stale_temp_files, CacheTarget, CacheTiming, Format, GarmentCacheWriter,
+    LoadedScene, Shape,
 };
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::{ColliderShape, MovingCollider, SimError, Simulation};
 use glam::Vec3;
 
+use crate::checkpoint::{self, Checkpoint};
 use crate::cli::{BakeArgs, FormatArg};
 use crate::commands::sample::write_sample;
 use crate::error::{CliError, Result};
@@ -80,6 +81,52 @@ fn bake(
         .map_err(|e| CliError::Input(format!("{}: {e}", plan.scene_path.display())))?;
     sim.set_stop_flag(interrupt.flag());
 
+    // A resumable bake stages its caches and checkpoints in OUTPUT/.clothbake-resume/.
+    let stage = (args.checkpoint_every.is_some() || args.resume)
+        .then(|| checkpoint::stage_dir(&plan.out_dir));
+    let fingerprint = match &stage {
+        Some(_) => checkpoint::fingerprint(
+            &checkpoint::input_files(&scene),
+            &format!(
+                "frames {}..{} formats {:?}",
+                plan.first, plan.last, plan.formats
+            ),
+        )?,
+        None => String::new(),
+    };
+    let resumed = match (&stage, args.resume) {
+        (Some(dir), true) => checkpoint::load(dir, &fingerprint)?,
+        _ => None,
+    };
+    let mut resume_warning = resumed.as_ref().and_then(|(_, w)| w.clone());
+    let resumed = resumed.map(|(ck, _)| ck);
+    match (&stage, &resumed) {
+        (Some(dir), None) => {
+            if args.resume {
+                resume_warning = Some(format!(
+                    "--resume: no checkpoint in {}, baking from the first frame",
+                    dir.display()
+                ));
+            }
+            checkpoint::remove_stage(dir)?;
+        }
+        (Some(dir), Some(ck)) => {
+            // Checkpoint writes a kill interrupted.
+            remove_stale_temp_files(dir).map_err(|e| CliError::Output(e.to_string()))?;
+            if ck.caches.len() != scene.garments.len() {
+                return Err(CliError::Input(format!(
+                    "{}: checkpoint has {} garments, the scene {}",
+                    dir.display(),
+                    ck.caches.len(),
+                    scene.garments.len()
+                )));
+            }
+            sim.restore_state(ck.state.clone(), ck.state_version)
+                .map_err(|e| CliError::Input(format!("{}: checkpoint: {e}", dir.display())))?;
+        }
+        (None, _) => {}
+    }
+
     let names: Vec<String> = scene.garments.iter().map(|g| g.spec.name.clone()).collect();
     let total = (plan.last - plan.first + 1) as usize;
     let timing = CacheTiming {
@@ -91,16 +138,21 @@ fn bake(
     let stale =
         remove_stale_temp_files(&plan.out_dir).map_err(|e| CliError::Output(e.to_string()))?;
     let mut writers = Vec::with_capacity(scene.garments.len());
-    for g in &scene.garments {
-        let w = GarmentCacheWriter::create(
-            &plan.out_dir,
-            &g.spec.name,
-            &plan.formats,
-            g.num_source_vertices(),
-            &g.source_faces,
+    for (i, g) in scene.garments.iter().enumerate() {
+        let target = CacheTarget {
+            dir: &plan.out_dir,
+            stage: stage.as_deref(),
+            name: &g.spec.name,
+            formats: &plan.formats,
+            num_points: g.num_source_vertices(),
+            faces: &g.source_faces,
             timing,
-        )
-        .map_err(|e| CliError::Output(e.to_string()))?;
+        };
+        let progress = resumed.as_ref().map(|ck| &ck.caches[i]);
+        let w = GarmentCacheWriter::open(target, progress).map_err(|e| match progress {
+            Some(_) => CliError::Input(format!("--resume: {e}")),
+            None => CliError::Output(e.to_string()),
+        })?;
         writers.push(w);
     }
 
@@ -127,7 +179,9 @@ fn bake(
             })
             .collect(),
         colliders: scene.colliders.names().to_vec(),
-        frames: Vec::with_capacity(total),
+        frames: resumed
+            .as_ref()
+            .map_or_else(|| Vec::with_capacity(total), |ck| ck.report_frames.clone()),
         total_seconds: 0.0,
         stage_totals: BakeStages::default(),
     };
@@ -136,6 +190,9 @@ fn bake(
     let up = scene.file.output.up;
 
     reporter.start(&report.scene, plan.first, plan.last, &names, threads);
+    if let Some(w) = &resume_warning {
+        reporter.warning(w, None);
+    }
     if !stale.is_empty() {
         let list: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
         reporter.warning(
@@ -154,13 +211,33 @@ fn bake(
     let mut solver_shapes: Vec<ColliderShape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
     let mut cache_frame: Vec<Vec3> = Vec::new();
-    scene
-        .colliders
-        .shapes_at(scene.frame_start as f32, &mut shapes_start);
+    // The last frame already simulated: the rest frame, or the checkpoint's.
+    let resume_frame = resumed.as_ref().map(|ck| ck.frame);
+    let first_step = resume_frame.map_or(scene.frame_start, |f| f + 1);
+    drop(resumed);
+    scene.colliders.shapes_at(
+        (first_step.max(scene.frame_start + 1) - 1) as f32,
+        &mut shapes_start,
+    );
     let bake_started = Instant::now();
-    let mut done = 0usize;
-    for frame in scene.frame_start..=plan.last {
+    let mut done = resume_frame.map_or(0, |f| (f - plan.first + 1).max(0) as usize);
+    let save = |frame: i32,
+                sim: &Simulation,
+                writers: &mut [GarmentCacheWriter],
+                frames: &[FrameRecord]| {
+        stage.as_deref().map_or(Ok(()), |dir| {
+            save_checkpoint(dir, &fingerprint, frame, sim, writers, frames)
+        })
+    };
+    for frame in first_step..=plan.last {
         if interrupt.requested() {
+            if let Some(dir) = &stage {
+                save(frame - 1, &sim, &mut writers, &report.frames)?;
+                return Err(CliError::Checkpointed {
+                    frame: frame - 1,
+                    dir: dir.clone(),
+                });
+            }
             // Dropping the unfinished writers removes their temporary files.
             return Err(CliError::Interrupted {
                 last_frame: (frame > scene.frame_start).then_some(frame - 1),
@@ -183,13 +260,25 @@ fn bake(
             );
             let targets = pins.at(&scene, frame as f32);
             stages.animation = lap.lap();
-            let r = sim.step_frame(dt, &moving, &targets).map_err(|e| match e {
+            let r = match sim.step_frame(dt, &moving, &targets) {
+                Ok(r) => r,
+                // Stopped between substeps: the state (inside this frame) goes into a checkpoint.
+                Err(SimError::Stopped { .. }) if stage.is_some() => {
+                    drop(targets);
+                    save(frame - 1, &sim, &mut writers, &report.frames)?;
+                    return Err(CliError::Checkpointed {
+                        frame: frame - 1,
+                        dir: stage.clone().unwrap_or_default(),
+                    });
+                }
                 // Dropping the unfinished writers removes their temporary files.
-                SimError::Stopped { .. } => CliError::Interrupted {
-                    last_frame: Some(frame - 1),
-                },
-                e => sim_failure::step_error(&e, frame, &names),
-            })?;
+                Err(SimError::Stopped { .. }) => {
+                    return Err(CliError::Interrupted {
+                        last_frame: Some(frame - 1),
+                    })
+                }
+                Err(e) => return Err(sim_failure::step_error(&e, frame, &names)),
+            };
             stages.add_solver(&r.times);
             lap.lap();
             std::mem::swap(&mut shapes_start, &mut shapes_end);
@@ -197,8 +286,17 @@ fn bake(
         } else {
             None
         };
+        let checkpoint_due = args.checkpoint_every.is_some_and(|n| {
+            frame > scene.frame_start
+                && (frame - scene.frame_start) % n as i32 == 0
+                && frame < plan.last
+        });
         if frame < plan.first {
-            continue; // pre-roll: simulated from the scene's rest frame, not written
+            // Pre-roll: simulated from the scene's rest frame, not written.
+            if checkpoint_due {
+                save(frame, &sim, &mut writers, &report.frames)?;
+            }
+            continue;
         }
         for (g, (garment, writer)) in scene.garments.iter().zip(writers.iter_mut()).enumerate() {
             garment.output_frame(sim.garment_positions(g), frame, space, up, &mut cache_frame);
@@ -272,6 +370,9 @@ fn bake(
             plan.last,
         );
         report.frames.push(rec);
+        if checkpoint_due {
+            save(frame, &sim, &mut writers, &report.frames)?;
+        }
     }
 
     if interrupt.requested() {
@@ -279,10 +380,19 @@ fn bake(
             last_frame: Some(plan.last),
         });
     }
+    // A resumable bake forgets its checkpoints before its caches take their final names: killed
+    // in between, a rerun with --resume finds none and bakes again rather than resuming caches
+    // that were moved away.
+    if let Some(dir) = &stage {
+        checkpoint::discard(dir)?;
+    }
     let mut outputs = Vec::new();
     for w in writers {
         let paths = w.finish().map_err(|e| CliError::Output(e.to_string()))?;
         outputs.extend(paths.iter().map(|p| p.display().to_string()));
+    }
+    if let Some(dir) = &stage {
+        checkpoint::remove_stage(dir)?;
     }
     report.total_seconds = started.elapsed().as_secs_f64();
     let report_path = match &plan.report {
@@ -303,6 +413,34 @@ fn bake(
         &report.stage_totals,
     );
     Ok(())
+}
+
+/// Syncs every cache and writes a checkpoint after `frame` (see [`crate::checkpoint`]).
+fn save_checkpoint(
+    dir: &Path,
+    fingerprint: &str,
+    frame: i32,
+    sim: &Simulation,
+    writers: &mut [GarmentCacheWriter],
+    frames: &[FrameRecord],
+) -> Result<()> {
+    let caches = writers
+        .iter_mut()
+        .map(GarmentCacheWriter::sync)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| CliError::Output(e.to_string()))?;
+    checkpoint::save(
+        dir,
+        &Checkpoint {
+            clothbake_version: env!("CARGO_PKG_VERSION").to_string(),
+            fingerprint: fingerprint.to_string(),
+            state_version: clothbake_solver::STATE_VERSION,
+            frame,
+            caches,
+            report_frames: frames.to_vec(),
+            state: sim.state().clone(),
+        },
+    )
 }
 
 /// Output folder, formats, report path and frame range from the scene and the command line.

@@ -10,6 +10,7 @@ mod errors;
 mod inspect;
 mod interrupt;
 mod json;
+mod resume;
 mod samples;
 mod self_collision;
 mod sim_failure;

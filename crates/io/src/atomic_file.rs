@@ -1,6 +1,8 @@
 //! A file that appears under its final name only when complete: written as a temporary file in the
 //! same folder, renamed on [`AtomicFile::commit`] (or closed first and renamed later, see
-//! [`PendingFile`]), removed if dropped before.
+//! [`PendingFile`]), removed if dropped before. A *staged* file (a resumable bake's) has a fixed
+//! temporary path that outlives the process: [`AtomicFile::sync`] makes what was written durable and
+//! [`AtomicFile::reopen_staged`] continues it after a restart.
 
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
@@ -13,6 +15,8 @@ pub(crate) struct AtomicFile {
     final_path: PathBuf,
     temp_path: PathBuf,
     writer: Option<BufWriter<File>>,
+    /// Staged: the temporary file is kept when dropped uncommitted.
+    keep: bool,
 }
 
 impl AtomicFile {
@@ -23,12 +27,68 @@ impl AtomicFile {
             .and_then(|n| n.to_str())
             .ok_or_else(|| IoError::invalid(final_path, "", "output path has no file name"))?;
         let temp_path = final_path.with_file_name(format!(".{name}.part-{}", std::process::id()));
-        let file = File::create(&temp_path).map_err(|e| IoError::io(&temp_path, e))?;
+        Self::open(final_path, temp_path, false, None)
+    }
+
+    /// Creates a staged file at `temp_path` (truncating any old one), kept if dropped uncommitted.
+    pub(crate) fn create_staged(final_path: &Path, temp_path: &Path) -> Result<Self> {
+        Self::open(final_path, temp_path.to_path_buf(), true, None)
+    }
+
+    /// Continues the staged file `temp_path` after its first `len` bytes (what a checkpoint
+    /// recorded): longer files are cut back to `len`; a shorter or missing one is an error.
+    pub(crate) fn reopen_staged(final_path: &Path, temp_path: &Path, len: u64) -> Result<Self> {
+        Self::open(final_path, temp_path.to_path_buf(), true, Some(len))
+    }
+
+    fn open(
+        final_path: &Path,
+        temp_path: PathBuf,
+        keep: bool,
+        resume: Option<u64>,
+    ) -> Result<Self> {
+        let file = match resume {
+            None => File::create(&temp_path).map_err(|e| IoError::io(&temp_path, e))?,
+            Some(len) => {
+                let mut file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open(&temp_path)
+                    .map_err(|e| IoError::io(&temp_path, e))?;
+                let found = file
+                    .metadata()
+                    .map_err(|e| IoError::io(&temp_path, e))?
+                    .len();
+                if found < len {
+                    return Err(IoError::invalid(
+                        &temp_path,
+                        "length",
+                        format!("{found} bytes, the checkpoint recorded {len}: the partial cache was damaged"),
+                    ));
+                }
+                file.set_len(len)
+                    .and_then(|_| file.seek(SeekFrom::End(0)).map(|_| ()))
+                    .map_err(|e| IoError::io(&temp_path, e))?;
+                file
+            }
+        };
         Ok(Self {
             final_path: final_path.to_path_buf(),
             temp_path,
             writer: Some(BufWriter::with_capacity(1 << 16, file)),
+            keep,
         })
+    }
+
+    /// Flushes and syncs what was written so far; returns the file's length (bytes).
+    pub(crate) fn sync(&mut self) -> Result<u64> {
+        let temp = self.temp_path.clone();
+        let w = self.writer();
+        let r = w
+            .flush()
+            .and_then(|_| w.get_ref().sync_data())
+            .and_then(|_| w.stream_position());
+        r.map_err(|e| IoError::io(&temp, e))
     }
 
     /// The final path.
@@ -81,7 +141,7 @@ impl AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.writer.take().is_some() {
+        if self.writer.take().is_some() && !self.keep {
             // Not committed: leave nothing behind. Errors here have nowhere to go.
             let _ = std::fs::remove_file(&self.temp_path);
         }

@@ -28,6 +28,59 @@ pub struct MddWriter {
 impl MddWriter {
     /// Starts `path` with `times.len()` frames of `num_points` points; `times` in seconds.
     pub fn create(path: &Path, num_points: usize, times: &[f32]) -> Result<Self> {
+        Self::start(AtomicFile::create(path)?, path, num_points, times)
+    }
+
+    /// As [`Self::create`], staged in `temp` (a resumable bake's partial file, kept until
+    /// [`Self::finish`]).
+    pub fn create_staged(
+        path: &Path,
+        temp: &Path,
+        num_points: usize,
+        times: &[f32],
+    ) -> Result<Self> {
+        Self::start(
+            AtomicFile::create_staged(path, temp)?,
+            path,
+            num_points,
+            times,
+        )
+    }
+
+    /// Continues the staged file `temp` after its first `len` bytes (header and whole frames, as
+    /// [`Self::sync`] returned them) of a cache of `num_frames` frames.
+    pub fn resume_staged(
+        path: &Path,
+        temp: &Path,
+        num_points: usize,
+        num_frames: usize,
+        len: u64,
+    ) -> Result<Self> {
+        let frame = 12 * num_points as u64;
+        let body = len.checked_sub(8 + 4 * num_frames as u64);
+        let written = match body {
+            Some(b) if frame > 0 && b % frame == 0 && b / frame <= num_frames as u64 => b / frame,
+            _ => {
+                return Err(IoError::invalid(
+                    temp,
+                    "length",
+                    format!(
+                        "{len} bytes is not a header and whole frames of {num_frames} frames × {num_points} points"
+                    ),
+                ))
+            }
+        };
+        let file = AtomicFile::reopen_staged(path, temp, len)?;
+        Ok(Self {
+            file,
+            num_points,
+            num_frames,
+            written: written as usize,
+            buf: Vec::with_capacity(num_points * 12),
+        })
+    }
+
+    fn start(mut file: AtomicFile, path: &Path, num_points: usize, times: &[f32]) -> Result<Self> {
         let n = i32::try_from(num_points).map_err(|_| {
             IoError::invalid(
                 path,
@@ -42,7 +95,6 @@ impl MddWriter {
                 format!("{} frames do not fit MDD", times.len()),
             )
         })?;
-        let mut file = AtomicFile::create(path)?;
         let mut h = vec![0u8; 8 + 4 * times.len()];
         BigEndian::write_i32(&mut h[0..4], f);
         BigEndian::write_i32(&mut h[4..8], n);
@@ -55,6 +107,11 @@ impl MddWriter {
             written: 0,
             buf: Vec::with_capacity(num_points * 12),
         })
+    }
+
+    /// Makes the frames written so far durable; returns the file's length (bytes).
+    pub fn sync(&mut self) -> Result<u64> {
+        self.file.sync()
     }
 
     /// The times of a scene: `time[i] = (frame_start + i) / fps`.

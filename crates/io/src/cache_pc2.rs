@@ -36,6 +36,59 @@ impl Pc2Writer {
         start_frame: f32,
         sample_rate: f32,
     ) -> Result<Self> {
+        Self::start(
+            AtomicFile::create(path)?,
+            path,
+            num_points,
+            start_frame,
+            sample_rate,
+        )
+    }
+
+    /// As [`Self::create`], staged in `temp` (a resumable bake's partial file, kept until
+    /// [`Self::finish`]).
+    pub fn create_staged(
+        path: &Path,
+        temp: &Path,
+        num_points: usize,
+        start_frame: f32,
+        sample_rate: f32,
+    ) -> Result<Self> {
+        let file = AtomicFile::create_staged(path, temp)?;
+        Self::start(file, path, num_points, start_frame, sample_rate)
+    }
+
+    /// Continues the staged file `temp` after its first `len` bytes (header and whole samples, as
+    /// [`Self::sync`] returned them).
+    pub fn resume_staged(path: &Path, temp: &Path, num_points: usize, len: u64) -> Result<Self> {
+        let frame = 12 * num_points as u64;
+        let body = len.checked_sub(HEADER_LEN as u64);
+        let samples = match body {
+            Some(b) if frame > 0 && b % frame == 0 => b / frame,
+            _ => {
+                return Err(IoError::invalid(
+                    temp,
+                    "length",
+                    format!("{len} bytes is not a header and whole samples of {num_points} points"),
+                ))
+            }
+        };
+        let file = AtomicFile::reopen_staged(path, temp, len)?;
+        Ok(Self {
+            file,
+            num_points,
+            samples: samples as u32,
+            buf: Vec::with_capacity(num_points * 12),
+        })
+    }
+
+    fn start(
+        mut file: AtomicFile,
+        path: &Path,
+        num_points: usize,
+        start_frame: f32,
+        sample_rate: f32,
+    ) -> Result<Self> {
         let n = i32::try_from(num_points).map_err(|_| {
             IoError::invalid(
                 path,
@@ -43,7 +96,6 @@ impl Pc2Writer {
                 format!("{num_points} points do not fit PC2"),
             )
         })?;
-        let mut file = AtomicFile::create(path)?;
         let mut h = [0u8; HEADER_LEN];
         h[..12].copy_from_slice(MAGIC);
         LittleEndian::write_i32(&mut h[12..16], 1);
@@ -58,6 +110,11 @@ impl Pc2Writer {
             samples: 0,
             buf: Vec::with_capacity(num_points * 12),
         })
+    }
+
+    /// Makes the samples written so far durable; returns the file's length (bytes).
+    pub fn sync(&mut self) -> Result<u64> {
+        self.file.sync()
     }
 
     /// Appends one sample (`positions.len()` must be the point count).

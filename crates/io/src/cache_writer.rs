@@ -1,9 +1,12 @@
 //! All the caches of one garment at once: `<dir>/<name>.pc2`, `.mdd` and `.<frame:04>.obj`,
-//! streamed frame by frame (memory ∝ vertex count).
+//! streamed frame by frame (memory ∝ vertex count). A resumable bake stages them in a folder
+//! that outlives the process (`<stage>/<name>.pc2.partial`, `<name>.mdd.partial`, complete OBJ
+//! frames), records their [`CacheProgress`] in its checkpoints and continues them from it.
 
 use std::path::{Path, PathBuf};
 
 use glam::Vec3;
+use serde::{Deserialize, Serialize};
 
 use crate::cache_mdd::MddWriter;
 use crate::cache_obj_seq::ObjSeqWriter;
@@ -22,15 +25,131 @@ pub struct CacheTiming {
     pub fps: f32,
 }
 
+/// How far a staged garment's caches are: what a checkpoint records and a resume continues from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheProgress {
+    /// Frames written.
+    pub frames: u32,
+    /// Bytes of the staged PC2 and MDD files, if written.
+    pub pc2_bytes: Option<u64>,
+    pub mdd_bytes: Option<u64>,
+}
+
 /// The writers of one garment.
 pub struct GarmentCacheWriter {
     pc2: Option<Pc2Writer>,
     mdd: Option<MddWriter>,
     obj: Option<ObjSeqWriter>,
     next_frame: i32,
+    frame_start: i32,
+}
+
+/// Where a garment's caches go: the output folder, and the staging folder of a resumable bake.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheTarget<'a> {
+    pub dir: &'a Path,
+    pub stage: Option<&'a Path>,
+    pub name: &'a str,
+    pub formats: &'a [Format],
+    pub num_points: usize,
+    /// Source-order polygons, for the OBJ sequence.
+    pub faces: &'a [Vec<u32>],
+    pub timing: CacheTiming,
 }
 
 impl GarmentCacheWriter {
+    /// Starts (`progress` None) or continues the caches of `t`; staged when `t.stage` is given.
+    pub fn open(t: CacheTarget, progress: Option<&CacheProgress>) -> Result<Self> {
+        std::fs::create_dir_all(t.dir).map_err(|e| IoError::io(t.dir, e))?;
+        if let Some(stage) = t.stage {
+            std::fs::create_dir_all(stage).map_err(|e| IoError::io(stage, e))?;
+        }
+        let frames = progress.map_or(0, |p| p.frames);
+        let mut w = Self {
+            pc2: None,
+            mdd: None,
+            obj: None,
+            next_frame: t.timing.frame_start + frames as i32,
+            frame_start: t.timing.frame_start,
+        };
+        let name = t.name;
+        let staged = |ext: &str| t.stage.map(|s| s.join(format!("{name}.{ext}.partial")));
+        let bytes = |b: Option<u64>, ext: &str| {
+            b.ok_or_else(|| {
+                IoError::invalid(
+                    t.dir.join(format!("{name}.{ext}")),
+                    "",
+                    "the checkpoint has no record of this cache (another set of formats?)",
+                )
+            })
+        };
+        for f in t.formats {
+            match f {
+                Format::Pc2 if w.pc2.is_none() => {
+                    let path = t.dir.join(format!("{name}.pc2"));
+                    let start = t.timing.frame_start as f32;
+                    w.pc2 = Some(match (staged("pc2"), progress) {
+                        (None, _) => Pc2Writer::create(&path, t.num_points, start, 1.0)?,
+                        (Some(temp), None) => {
+                            Pc2Writer::create_staged(&path, &temp, t.num_points, start, 1.0)?
+                        }
+                        (Some(temp), Some(p)) => Pc2Writer::resume_staged(
+                            &path,
+                            &temp,
+                            t.num_points,
+                            bytes(p.pc2_bytes, "pc2")?,
+                        )?,
+                    });
+                }
+                Format::Mdd if w.mdd.is_none() => {
+                    let path = t.dir.join(format!("{name}.mdd"));
+                    let times = MddWriter::scene_times(
+                        t.timing.frame_start,
+                        t.timing.num_frames,
+                        t.timing.fps,
+                    );
+                    w.mdd = Some(match (staged("mdd"), progress) {
+                        (None, _) => MddWriter::create(&path, t.num_points, &times)?,
+                        (Some(temp), None) => {
+                            MddWriter::create_staged(&path, &temp, t.num_points, &times)?
+                        }
+                        (Some(temp), Some(p)) => MddWriter::resume_staged(
+                            &path,
+                            &temp,
+                            t.num_points,
+                            t.timing.num_frames,
+                            bytes(p.mdd_bytes, "mdd")?,
+                        )?,
+                    });
+                }
+                Format::Obj if w.obj.is_none() => {
+                    w.obj = Some(match t.stage {
+                        None => ObjSeqWriter::new(t.dir, name, t.num_points, t.faces),
+                        Some(stage) => ObjSeqWriter::resume_staged(
+                            t.dir,
+                            stage,
+                            name,
+                            t.num_points,
+                            t.faces,
+                            t.timing.frame_start..w.next_frame,
+                        )?,
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(w)
+    }
+
+    /// Makes every frame written so far durable and returns how far the caches are.
+    pub fn sync(&mut self) -> Result<CacheProgress> {
+        Ok(CacheProgress {
+            frames: (self.next_frame - self.frame_start) as u32,
+            pc2_bytes: self.pc2.as_mut().map(Pc2Writer::sync).transpose()?,
+            mdd_bytes: self.mdd.as_mut().map(MddWriter::sync).transpose()?,
+        })
+    }
+
     /// Creates `dir` if needed and starts one writer per format. `faces` (source-order vertex
     /// indices) are used by the OBJ sequence.
     pub fn create(
@@ -41,39 +160,18 @@ impl GarmentCacheWriter {
         faces: &[Vec<u32>],
         timing: CacheTiming,
     ) -> Result<Self> {
-        std::fs::create_dir_all(dir).map_err(|e| IoError::io(dir, e))?;
-        let mut w = Self {
-            pc2: None,
-            mdd: None,
-            obj: None,
-            next_frame: timing.frame_start,
-        };
-        for f in formats {
-            match f {
-                Format::Pc2 if w.pc2.is_none() => {
-                    w.pc2 = Some(Pc2Writer::create(
-                        &dir.join(format!("{name}.pc2")),
-                        num_points,
-                        timing.frame_start as f32,
-                        1.0,
-                    )?)
-                }
-                Format::Mdd if w.mdd.is_none() => {
-                    let times =
-                        MddWriter::scene_times(timing.frame_start, timing.num_frames, timing.fps);
-                    w.mdd = Some(MddWriter::create(
-                        &dir.join(format!("{name}.mdd")),
-                        num_points,
-                        &times,
-                    )?)
-                }
-                Format::Obj if w.obj.is_none() => {
-                    w.obj = Some(ObjSeqWriter::new(dir, name, num_points, faces))
-                }
-                _ => {}
-            }
-        }
-        Ok(w)
+        Self::open(
+            CacheTarget {
+                dir,
+                stage: None,
+                name,
+                formats,
+                num_points,
+                faces,
+                timing,
+            },
+            None,
+        )
     }
 
     /// Appends the next frame (source vertex order, output coordinates) to every format.
