@@ -15,6 +15,8 @@ bl_info = {
     "category": "Physics",
 }
 
+import atexit
+
 from . import bake_job, cache_modifier, export, operators, panel, preferences, properties, runner, scene_toml
 
 # Submodules scripts may use directly (runner is bpy-free; bake_job drives one bake step by step).
@@ -22,12 +24,45 @@ __all__ = ["bake_job", "cache_modifier", "export", "operators", "panel", "prefer
 
 _modules = (preferences, properties, operators, panel)
 
+# Exit hang of Blender-as-a-Python-module (bpy 4.5): at interpreter shutdown bpy stops its own threads
+# (among them the audio device's delayed-close thread, blenkernel sound.cc) only if nothing registered
+# from Python still holds on to it. Blender's exit (``bpy.utils._on_exit``) disables the add-ons that
+# addon_utils enabled, but classes registered by a script calling ``register()`` directly stay
+# registered; their methods' globals keep ``bpy`` alive, the thread is never stopped, and glibc's
+# ``pthread_cond_destroy`` in bpy's static destructor then waits for it forever. So ``register()``
+# arranges its own ``unregister()`` at exit (Python runs atexit handlers last-registered first, i.e.
+# before bpy's own); ``unregister()`` cancels that and is a no-op when already unregistered (Blender's
+# exit may call it again for an add-on enabled through addon_utils).
+_registered = False
+
 
 def register():
-    for module in _modules:
-        module.register()
+    global _registered
+    if _registered:
+        return
+    done = []
+    try:
+        for module in _modules:
+            module.register()
+            done.append(module)
+    except BaseException:
+        for module in reversed(done):
+            module.unregister()
+        raise
+    _registered = True
+    atexit.register(_unregister_at_exit)
 
 
 def unregister():
+    global _registered
+    if not _registered:
+        return
+    _registered = False
+    atexit.unregister(_unregister_at_exit)
     for module in reversed(_modules):
         module.unregister()
+
+
+def _unregister_at_exit():
+    if _registered:
+        unregister()
