@@ -24,15 +24,16 @@ __all__ = ["bake_job", "cache_modifier", "export", "operators", "panel", "prefer
 
 _modules = (preferences, properties, operators, panel)
 
-# Exit hang of Blender-as-a-Python-module (bpy 4.5): at interpreter shutdown bpy stops its own threads
-# (among them the audio device's delayed-close thread, blenkernel sound.cc) only if nothing registered
-# from Python still holds on to it. Blender's exit (``bpy.utils._on_exit``) disables the add-ons that
-# addon_utils enabled, but classes registered by a script calling ``register()`` directly stay
-# registered; their methods' globals keep ``bpy`` alive, the thread is never stopped, and glibc's
-# ``pthread_cond_destroy`` in bpy's static destructor then waits for it forever. So ``register()``
-# arranges its own ``unregister()`` at exit (Python runs atexit handlers last-registered first, i.e.
-# before bpy's own); ``unregister()`` cancels that and is a no-op when already unregistered (Blender's
-# exit may call it again for an add-on enabled through addon_utils).
+# Exit hang of Blender-as-a-Python-module (bpy 4.5): at interpreter shutdown the process blocks in
+# bpy's own static destructor (sound.cc GlobalState: pthread_cond_destroy while its delayed-close audio
+# thread still waits on it) whenever a Python class (Operator, Panel, AddonPreferences ...) is still
+# registered, because bpy's exit then never stops that thread. Blender's exit (bpy.utils._on_exit)
+# disables the add-ons that addon_utils enabled, so Preferences > Add-ons is fine; a pipeline script that
+# calls ``clothbake.register()`` directly left the classes registered and hung (measured: the same
+# script exits in 1 s when the module is flagged ``__addon_enabled__``, or when it unregisters at exit).
+# So ``register()`` arranges its own ``unregister()`` at exit (atexit runs last-registered first, i.e.
+# before bpy's own handler); ``unregister()`` cancels that and is a no-op when already unregistered
+# (Blender's exit may call it again for an add-on enabled through addon_utils).
 _registered = False
 
 
