@@ -51,6 +51,9 @@ DEFORMING = frozenset({
     "SIMPLE_DEFORM", "SMOOTH", "SOFT_BODY", "SURFACE_DEFORM", "WARP", "WAVE",
 })
 
+#: Blender's own simulations: off while the export samples the animation.
+SIMULATIONS = frozenset({"CLOTH", "SOFT_BODY"})
+
 
 class CacheError(Exception):
     """A cache file is missing or does not fit its garment."""
@@ -122,8 +125,8 @@ def restore_modifiers(obj: bpy.types.Object) -> None:
 @contextmanager
 def showing_animation(obj: bpy.types.Object):
     """While inside: the object evaluates to its ANIMATED mesh in the cache's topology (no cache shown,
-    the deformers as the user set them, the generative modifiers after the last deformer off); every
-    modifier is put back as it was on leaving."""
+    the deformers as the user set them, Blender's own Cloth / Soft Body off, the generative modifiers
+    after the last deformer off); every modifier is put back as it was on leaving."""
     changes = []
 
     def put(mod, value):
@@ -140,6 +143,9 @@ def showing_animation(obj: bpy.types.Object):
                 put(mod, bool(state[0]))
         for mod in others(obj)[insertion_index(obj):]:
             if mod.show_viewport:
+                put(mod, False)
+        for mod in others(obj):  # Blender's own simulation of the garment is what the bake replaces
+            if mod.type in SIMULATIONS and mod.show_viewport:
                 put(mod, False)
         yield
     finally:
@@ -214,6 +220,7 @@ def remove_cache(obj: bpy.types.Object) -> str | None:
     """Remove the garment's modifier and re-enable the deformers it replaced; returns the cache path it showed (files are left to the caller)."""
     mod = find_modifier(obj)
     if mod is None:
+        restore_modifiers(obj)  # the user deleted the modifier by hand: still give the deformers back
         return None
     path = cache_path(mod)
     obj.modifiers.remove(mod)
