@@ -113,6 +113,7 @@ fn bake(
         fps: scene.clock.fps,
         frame_start: plan.first,
         frame_end: plan.last,
+        preroll_frames: (plan.first - scene.first_simulated_frame()) as u32,
         threads,
         garments: scene
             .garments
@@ -135,7 +136,14 @@ fn bake(
     let space = scene.file.output.space;
     let up = scene.file.output.up;
 
-    reporter.start(&report.scene, plan.first, plan.last, &names, threads);
+    reporter.start(
+        &report.scene,
+        plan.first,
+        plan.last,
+        report.preroll_frames,
+        &names,
+        threads,
+    );
     if !stale.is_empty() {
         let list: Vec<String> = stale.iter().map(|p| p.display().to_string()).collect();
         reporter.warning(
@@ -154,22 +162,24 @@ fn bake(
     let mut solver_shapes: Vec<ColliderShape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
     let mut cache_frame: Vec<Vec3> = Vec::new();
+    // The simulation starts at the first simulated frame (frame_start − preroll).
+    let first_simulated = scene.first_simulated_frame();
     scene
         .colliders
-        .shapes_at(scene.frame_start as f32, &mut shapes_start);
+        .shapes_at(first_simulated as f32, &mut shapes_start);
     let bake_started = Instant::now();
     let mut done = 0usize;
-    for frame in scene.frame_start..=plan.last {
+    for frame in first_simulated..=plan.last {
         if interrupt.requested() {
             // Dropping the unfinished writers removes their temporary files.
             return Err(CliError::Interrupted {
-                last_frame: (frame > scene.frame_start).then_some(frame - 1),
+                last_frame: (frame > first_simulated).then_some(frame - 1),
             });
         }
         let frame_started = Instant::now();
         let mut lap = Lap::start();
         let mut stages = BakeStages::default();
-        let stats = if frame > scene.frame_start {
+        let stats = if frame > first_simulated {
             scene.colliders.shapes_at(frame as f32, &mut shapes_end);
             moving.clear();
             moving.extend(
@@ -198,7 +208,7 @@ fn bake(
             None
         };
         if frame < plan.first {
-            continue; // pre-roll: simulated from the scene's rest frame, not written
+            continue; // pre-roll (scene.preroll, or --frames starting later): simulated, not written
         }
         for (g, (garment, writer)) in scene.garments.iter().zip(writers.iter_mut()).enumerate() {
             garment.output_frame(sim.garment_positions(g), frame, space, up, &mut cache_frame);
@@ -345,6 +355,11 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: PathBuf) -> Result<Pla
         Some(r) => (r.start, r.end),
         None => (scene.frame_start, scene.frame_end),
     };
+    if last > scene.frame_end {
+        scene
+            .check_drivers(last)
+            .map_err(|e| CliError::Input(e.to_string()))?;
+    }
     if first < scene.frame_start {
         return Err(CliError::Input(format!(
             "--frames {first}..{last}: starts before the scene's frame_start {} (the rest state) in {}",
