@@ -167,10 +167,17 @@ def _evaluated_vertices(obj: bpy.types.Object, depsgraph, out: np.ndarray) -> No
     mesh.vertices.foreach_get("co", out)
 
 
+#: Modifier types that change neither positions nor topology (never the culprit of a count mismatch).
+_ATTRIBUTES_ONLY = frozenset({
+    "DATA_TRANSFER", "NORMAL_EDIT", "UV_PROJECT", "UV_WARP", "VERTEX_WEIGHT_EDIT", "VERTEX_WEIGHT_MIX",
+    "VERTEX_WEIGHT_PROXIMITY", "WEIGHTED_NORMAL",
+})
+
+
 def _topology_message(obj: bpy.types.Object, evaluated: int, own: int) -> str:
     culprit = None
     for mod in cache_modifier.others(obj)[:cache_modifier.insertion_index(obj)]:
-        if mod.show_viewport and mod.type not in cache_modifier.DEFORMING:
+        if mod.show_viewport and mod.type not in cache_modifier.DEFORMING and mod.type not in _ATTRIBUTES_ONLY:
             culprit = mod
             break
     what = f"modifier '{culprit.name}' ({culprit.type.lower()})" if culprit else "its modifier stack"
