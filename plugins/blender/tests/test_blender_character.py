@@ -99,8 +99,8 @@ def build_shape_key(tmp_path):
     bm.free()
     ball = bpy.data.objects.new("Ball", mesh)
     scene.collection.objects.link(ball)
-    ball.parent = sheet  # 8 cm in front of the sheet, where the lifted hem pulls the cloth against it
-    ball.location = (0.0, 0.2, 0.6)
+    ball.parent = sheet  # 3 cm in front of the sheet, where the lifted hem pulls the cloth against it
+    ball.location = (0.0, 0.15, 0.6)
     ball.clothbake.role = "COLLIDER"
     scene.frame_set(1)
     return scene, sheet, [ball]
@@ -214,8 +214,11 @@ def test_preroll_is_exported_and_the_cache_starts_at_frame_start(tmp_path, monke
     assert (start, mod.frame_start, cache.shape[0]) == (5, 5, 8)
     scene.frame_set(5)
     shown = animated_world(skirt)
-    waist = list(range(24))
+    waist, hem = list(range(24)), list(range(6 * 24, 7 * 24))
     assert np.max(np.linalg.norm(shown[waist] - driver[4][waist], axis=1)) < 1e-3
+    settled = float(np.max(np.linalg.norm(shown[hem] - driver[4][hem], axis=1)))
+    print(f"pre-roll: at frame_start the hem is {settled * 1000:.1f} mm off the animated shape")
+    assert settled > 0.005  # it was simulated during the 4 pre-roll frames (without: it starts ON the shape)
 
 
 @pytest.mark.parametrize("kind", sorted(BUILDERS))
@@ -246,6 +249,16 @@ def test_a_cache_in_the_evaluated_local_space_plays_back_in_world_exactly(tmp_pa
     for f in range(s.frame_start, s.frame_end + 1, 3):
         scene.frame_set(f)
         worst = max(worst, float(np.max(np.abs(animated_world(garment) - driver[f - s.frame_start]))))
+    # A re-bake while a (here: shifted) cache is shown exports the animation again, not the cache.
+    shifted = str(tmp_path / "shifted.pc2")
+    clothbake.export.write_pc2(shifted, local + np.float32(0.1), s.frame_start)
+    cm.apply_cache(garment, shifted, s.frame_start)
+    again = tmp_path / "again"
+    again.mkdir()
+    shown_stack = modifier_states(garment)
+    clothbake.export.export_scene(bpy.context, str(again))
+    assert modifier_states(garment) == shown_stack
+    assert (again / g["driver"]).read_bytes() == (out / g["driver"]).read_bytes()
     first_in_stack = 0.0
     if kind == "skirt":  # as before issue 12: the cache first, the Armature on top
         cm.restore_modifiers(garment)
@@ -324,6 +337,10 @@ def test_character_bake_plays_back_exactly_and_stays_out_of_the_proxies(tmp_path
     assert bpy.ops.clothbake.free() == {"FINISHED"}
     assert modifier_states(garment) == user_stack
 
+    scene.frame_set(s.frame_start)  # no pre-roll: the cloth starts from what Blender shows at frame_start
+    start_err = float(np.max(np.abs(displayed[0] - animated_world(garment))))
+    assert start_err <= 1e-5, f"frame {s.frame_start}: the cache starts {start_err} m off the animated shape"
+
     pins = [v.index for v in garment.data.vertices if any(g.group == garment.vertex_groups[garment.clothbake.pin_group].index for g in v.groups)]
     pin_err, moved = 0.0, 0.0
     for f in range(s.frame_start, s.frame_end + 1):
@@ -338,4 +355,5 @@ def test_character_bake_plays_back_exactly_and_stays_out_of_the_proxies(tmp_path
     assert shown_err <= 1e-5
     assert pin_err <= 1e-3
     assert deepest <= 0.1 * thickness
+    assert contact < 2.0 * thickness  # the cloth does reach a proxy
     assert moved > 0.02  # the free cloth is simulated, not a copy of the animation
