@@ -1,5 +1,6 @@
-"""Characters in real Blender (bpy 4.5, issue 12): a walking rig with root motion wearing a skinned
-skirt, a cape parented to a bone, a sheet whose pinned hem is driven by a shape key.
+"""Characters in real Blender (bpy 4.5, issue 12): a walking rig with root motion wearing a skirt (skinned
+to the rig, or parented to the hips bone), a cape parented to a bone, a sheet whose pinned hem is driven
+by a shape key.
 
 Export side (no binary): the driver cache holds what Blender shows at every frame, the object matrix
 is keyed, pins follow the driver. Bake side: what Blender DISPLAYS equals the simulated world positions
@@ -46,6 +47,23 @@ def build_skirt(tmp_path):
     sub.levels = sub.render_levels = 1
     skirt.modifiers["Armature"].show_in_editmode = True
     scene.frame_set(7)
+    return scene, skirt, list(proxies.values())
+
+
+def build_skirt_on_bone(tmp_path):
+    """The same walk and proxies; the skirt PARENTED TO THE HIPS BONE (no Armature modifier)."""
+    scene = new_scene(tmp_path)
+    s = scene.clothbake
+    s.frame_start, s.frame_end, s.substeps = 1, 48, 4
+    rig = make_walker(scene, frames=(1, 48))
+    proxies = add_body_proxies(scene, rig)
+    skirt = make_skirt(scene, rig)
+    skirt.modifiers.remove(skirt.modifiers["Armature"])
+    scene.frame_set(1)
+    rest = bone_tail_matrix(rig, "Hips")
+    skirt.parent_type, skirt.parent_bone = "BONE", "Hips"
+    skirt.matrix_parent_inverse = rest.inverted()
+    scene.frame_set(1)
     return scene, skirt, list(proxies.values())
 
 
@@ -106,7 +124,7 @@ def build_shape_key(tmp_path):
     return scene, sheet, [ball]
 
 
-BUILDERS = {"skirt": build_skirt, "cape": build_cape, "shape_key": build_shape_key}
+BUILDERS = {"skirt": build_skirt, "skirt_on_bone": build_skirt_on_bone, "cape": build_cape, "shape_key": build_shape_key}
 
 
 def animated_world(obj):
@@ -164,7 +182,7 @@ def test_export_writes_what_blender_shows(tmp_path, kind):
     assert worst < 2e-6 and worst_matrix < 1e-6
     assert travel > 0.3  # the pins really move with the animation
     assert (keys is None) == (kind == "shape_key")  # the sheet's own matrix does not move
-    if kind in ("skirt", "cape"):
+    if kind != "shape_key":
         assert len(doc["collider"]) == len(proxies) and all("keys" in c for c in doc["collider"])
 
 
@@ -360,6 +378,6 @@ def test_character_bake_plays_back_exactly_and_stays_out_of_the_proxies(tmp_path
     assert pin_err <= 1e-3
     assert deepest <= 0.1 * thickness
     assert contact < 2.0 * thickness  # the cloth does reach a proxy
-    if kind == "skirt":  # ... both swinging legs, in fact
+    if kind.startswith("skirt"):  # ... both swinging legs, in fact
         assert gaps["Thigh.L"] < 2.0 * thickness and gaps["Thigh.R"] < 2.0 * thickness
     assert moved > 0.02  # the free cloth is simulated, not a copy of the animation
