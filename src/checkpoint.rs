@@ -52,6 +52,7 @@ pub fn input_files(scene: &LoadedScene) -> Vec<PathBuf> {
     let mut files = vec![scene.file.path.clone()];
     for g in &scene.file.garments {
         files.push(g.mesh.clone());
+        files.extend(g.driver.clone());
     }
     for c in &scene.file.colliders {
         if let ColliderSpec::Gltf { file, .. } = c {

@@ -20,6 +20,9 @@ pub enum Event<'a> {
         frames: usize,
         frame_start: i32,
         frame_end: i32,
+        /// Frames simulated before the first written frame (scene pre-roll, or `--frames` starting
+        /// after the scene's `frame_start`); the simulation starts at `frame_start - preroll`.
+        preroll: u32,
         garments: &'a [String],
         threads: usize,
     },
@@ -107,6 +110,7 @@ impl Reporter {
         scene: &str,
         frame_start: i32,
         frame_end: i32,
+        preroll: u32,
         garments: &[String],
         threads: usize,
     ) {
@@ -117,6 +121,7 @@ impl Reporter {
                 frames,
                 frame_start,
                 frame_end,
+                preroll,
                 garments,
                 threads,
             }),

@@ -17,6 +17,8 @@ pub struct BakeReport {
     pub fps: f32,
     pub frame_start: i32,
     pub frame_end: i32,
+    /// Frames simulated before `frame_start` and not written (see the `start` event).
+    pub preroll_frames: u32,
     pub threads: usize,
     pub garments: Vec<GarmentRecord>,
     /// Collider names in the order of `frames[].colliders`.

@@ -97,6 +97,7 @@ pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
         out.push(GarmentDesc {
             name: spec.name.clone(),
             positions: g.positions.clone(),
+            rest_positions: g.rest_positions.clone(),
             triangles: g.triangles.clone(),
             uvs,
             rest,

@@ -165,6 +165,7 @@ fn bake(
         fps: scene.clock.fps,
         frame_start: plan.first,
         frame_end: plan.last,
+        preroll_frames: (plan.first - scene.first_simulated_frame()) as u32,
         threads,
         garments: scene
             .garments
@@ -189,7 +190,14 @@ fn bake(
     let space = scene.file.output.space;
     let up = scene.file.output.up;
 
-    reporter.start(&report.scene, plan.first, plan.last, &names, threads);
+    reporter.start(
+        &report.scene,
+        plan.first,
+        plan.last,
+        report.preroll_frames,
+        &names,
+        threads,
+    );
     if let Some(w) = &resume_warning {
         reporter.warning(w, None);
     }
@@ -211,12 +219,14 @@ fn bake(
     let mut solver_shapes: Vec<ColliderShape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
     let mut cache_frame: Vec<Vec3> = Vec::new();
-    // The last frame already simulated: the rest frame, or the checkpoint's.
+    // The simulation starts at the first simulated frame (frame_start − preroll), or after the
+    // last frame a checkpoint holds.
+    let first_simulated = scene.first_simulated_frame();
     let resume_frame = resumed.as_ref().map(|ck| ck.frame);
-    let first_step = resume_frame.map_or(scene.frame_start, |f| f + 1);
+    let first_step = resume_frame.map_or(first_simulated, |f| f + 1);
     drop(resumed);
     scene.colliders.shapes_at(
-        (first_step.max(scene.frame_start + 1) - 1) as f32,
+        (first_step.max(first_simulated + 1) - 1) as f32,
         &mut shapes_start,
     );
     let bake_started = Instant::now();
@@ -240,13 +250,13 @@ fn bake(
             }
             // Dropping the unfinished writers removes their temporary files.
             return Err(CliError::Interrupted {
-                last_frame: (frame > scene.frame_start).then_some(frame - 1),
+                last_frame: (frame > first_simulated).then_some(frame - 1),
             });
         }
         let frame_started = Instant::now();
         let mut lap = Lap::start();
         let mut stages = BakeStages::default();
-        let stats = if frame > scene.frame_start {
+        let stats = if frame > first_simulated {
             scene.colliders.shapes_at(frame as f32, &mut shapes_end);
             moving.clear();
             moving.extend(
@@ -287,12 +297,12 @@ fn bake(
             None
         };
         let checkpoint_due = args.checkpoint_every.is_some_and(|n| {
-            frame > scene.frame_start
-                && (frame - scene.frame_start) % n as i32 == 0
+            frame > first_simulated
+                && (frame - first_simulated) % n as i32 == 0
                 && frame < plan.last
         });
         if frame < plan.first {
-            // Pre-roll: simulated from the scene's rest frame, not written.
+            // Pre-roll (scene.preroll, or --frames starting later): simulated, not written.
             if checkpoint_due {
                 save(frame, &sim, &mut writers, &report.frames)?;
             }
@@ -483,6 +493,11 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: PathBuf) -> Result<Pla
         Some(r) => (r.start, r.end),
         None => (scene.frame_start, scene.frame_end),
     };
+    if last > scene.frame_end {
+        scene
+            .check_drivers(last)
+            .map_err(|e| CliError::Input(e.to_string()))?;
+    }
     if first < scene.frame_start {
         return Err(CliError::Input(format!(
             "--frames {first}..{last}: starts before the scene's frame_start {} (the rest state) in {}",

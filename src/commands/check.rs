@@ -2,7 +2,7 @@
 //! characters, proxies, materials, pins, the solver model and the colliders at every frame) without
 //! baking or writing anything.
 
-use clothbake_io::load_scene;
+use clothbake_io::{load_scene, Follow, PrerollFrom};
 use clothbake_solver::{MovingCollider, Simulation};
 use serde_json::json;
 
@@ -19,7 +19,7 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
     // Every collider must be a valid shape at every frame of the bake.
     let mut shapes = Vec::new();
-    for frame in scene.frame_start..=scene.frame_end {
+    for frame in scene.first_simulated_frame()..=scene.frame_end {
         scene.colliders.shapes_at(frame as f32, &mut shapes);
         for (k, s) in shapes.iter().enumerate() {
             let c = collider_shape(s);
@@ -40,12 +40,20 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         .map(|(g, r)| {
             json!({"name": g.spec.name, "vertices": g.num_source_vertices(),
                    "simulated_vertices": r.vertices.len(), "triangles": r.triangles.len(),
-                   "pinned": g.pins.vertices.len()})
+                   "pinned": g.pins.vertices.len(), "follow": follow_name(g.pins.follow),
+                   "driver": g.driver().map(|d| json!({"file": d.path.display().to_string(),
+                        "samples": d.len(), "frame_start": d.frame_start, "frame_end": d.frame_end()}))})
         })
         .collect();
+    let preroll_from = match scene.preroll.from {
+        PrerollFrom::Animation => "animation",
+        PrerollFrom::Rest => "rest",
+    };
     if args.json {
         let ev = json!({"event": "check", "ok": true, "scene": path.display().to_string(),
             "frame_start": scene.frame_start, "frame_end": scene.frame_end,
+            "preroll": scene.preroll.frames, "preroll_from": preroll_from,
+            "first_simulated_frame": scene.first_simulated_frame(),
             "garments": garments, "colliders": scene.colliders.names()});
         outln!("{ev}");
     } else {
@@ -57,6 +65,14 @@ pub fn run(args: &CheckArgs) -> Result<()> {
             scene.clock.fps,
             scene.colliders.len()
         );
+        if scene.preroll.frames > 0 {
+            outln!(
+                "  pre-roll: {} frame(s) from {} (simulated from frame {}, not written)",
+                scene.preroll.frames,
+                preroll_from,
+                scene.first_simulated_frame()
+            );
+        }
         for g in &garments {
             outln!(
                 "  garment {}: {} vertices ({} simulated), {} triangles, {} pinned",
@@ -66,7 +82,26 @@ pub fn run(args: &CheckArgs) -> Result<()> {
                 g["triangles"],
                 g["pinned"]
             );
+            if let Some(d) = g["driver"].as_object() {
+                outln!(
+                    "    driver {}: {} samples, frames {}..{}",
+                    d["file"].as_str().unwrap_or(""),
+                    d["samples"],
+                    d["frame_start"],
+                    d["frame_end"]
+                );
+            }
         }
     }
     Ok(())
+}
+
+/// The scene-file spelling of a `pin.follow` value.
+fn follow_name(f: Follow) -> &'static str {
+    match f {
+        Follow::Rest => "rest",
+        Follow::Skin => "skin",
+        Follow::Node => "node",
+        Follow::Cache => "cache",
+    }
 }

@@ -6,6 +6,7 @@ mod harness;
 mod animations;
 mod bake;
 mod determinism;
+mod drivers;
 mod errors;
 mod inspect;
 mod interrupt;

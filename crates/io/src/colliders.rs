@@ -7,9 +7,10 @@ use glam::Mat4;
 
 use crate::clock::Clock;
 use crate::gltf_rig::GltfRig;
+use crate::preroll::Preroll;
 use crate::proxy::Proxy;
 use crate::scene::Shape;
-use crate::shape_keys::shape_at;
+use crate::shape_keys::{lerp_shape, shape_at};
 
 /// One collider.
 pub(crate) enum Track {
@@ -28,8 +29,10 @@ pub struct Colliders {
     pub(crate) names: Vec<String>,
     pub(crate) rigs: Vec<Arc<GltfRig>>,
     pub(crate) clock: Clock,
+    preroll: Preroll,
     world: Vec<Vec<Mat4>>,
     joints: Vec<Vec<Vec<Mat4>>>,
+    rest: Vec<Shape>,
 }
 
 impl Colliders {
@@ -38,6 +41,7 @@ impl Colliders {
         names: Vec<String>,
         rigs: Vec<Arc<GltfRig>>,
         clock: Clock,
+        preroll: Preroll,
     ) -> Self {
         let n = rigs.len();
         Self {
@@ -45,8 +49,10 @@ impl Colliders {
             names,
             rigs,
             clock,
+            preroll,
             world: vec![Vec::new(); n],
             joints: vec![Vec::new(); n],
+            rest: Vec::new(),
         }
     }
 
@@ -65,11 +71,32 @@ impl Colliders {
         &self.names
     }
 
-    /// World shapes (Y up, m) of all colliders at (fractional) scene frame `frame`, in order.
+    /// World shapes (Y up, m) of all colliders at (fractional) scene frame `frame`, in order. At
+    /// pre-roll frames with `preroll_from = "rest"`: `lerp(rest, shapes(frame_start), w)` (see
+    /// [`Preroll::rest_weight`]); rest = an analytic collider's base shape, a proxy on its rig
+    /// without animation.
     pub fn shapes_at(&mut self, frame: f32, out: &mut Vec<Shape>) {
-        let t = self.clock.time(frame);
+        match self.preroll.rest_weight(frame) {
+            Some(w) => {
+                self.posed(Some(self.preroll.frame_start as f32), out);
+                let mut rest = std::mem::take(&mut self.rest);
+                self.posed(None, &mut rest);
+                for (s, r) in out.iter_mut().zip(&rest) {
+                    *s = lerp_shape(r, s, w);
+                }
+                self.rest = rest;
+            }
+            None => self.posed(Some(frame), out),
+        }
+    }
+
+    /// Shapes at `frame`, or at rest (`None`).
+    fn posed(&mut self, frame: Option<f32>, out: &mut Vec<Shape>) {
         for (r, rig) in self.rigs.iter().enumerate() {
-            rig.world_matrices(t, &mut self.world[r]);
+            match frame {
+                Some(f) => rig.world_matrices(self.clock.time(f), &mut self.world[r]),
+                None => rig.graph.world_matrices(None, 0.0, &mut self.world[r]),
+            }
             let world = &self.world[r];
             let joints = &mut self.joints[r];
             joints.resize_with(rig.skins.len(), Vec::new);
@@ -79,9 +106,10 @@ impl Colliders {
         }
         out.clear();
         for tr in &self.tracks {
-            out.push(match tr {
-                Track::Analytic { shape, keys } => shape_at(shape, keys, frame),
-                Track::Proxy { rig, proxy } => {
+            out.push(match (tr, frame) {
+                (Track::Analytic { shape, keys }, Some(f)) => shape_at(shape, keys, f),
+                (Track::Analytic { shape, .. }, None) => *shape,
+                (Track::Proxy { rig, proxy }, _) => {
                     proxy.shape_at(&self.world[*rig], &self.joints[*rig])
                 }
             });

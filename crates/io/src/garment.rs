@@ -1,12 +1,14 @@
-//! A garment ready for the solver: welded simulation mesh in world coordinates at the rest frame,
-//! maps back to the source vertex order for the caches, pins, and its motion over time.
+//! A garment ready for the solver: welded simulation mesh in world coordinates at the first
+//! simulated frame (and its rest shape when that differs), maps back to the source vertex order
+//! for the caches, pins, and its motion over time.
 
 use glam::{Mat4, Vec2, Vec3};
 
 use crate::axes::world_to_output;
-use crate::clock::Clock;
-use crate::garment_motion::GarmentMotion;
+use crate::driver::Driver;
+use crate::garment_motion::{GarmentMotion, Pose};
 use crate::pins::Pins;
+use crate::preroll::Preroll;
 use crate::scene::{Follow, GarmentSpec, Space, Up};
 use crate::weld::{Welded, NO_VERTEX};
 
@@ -14,8 +16,11 @@ use crate::weld::{Welded, NO_VERTEX};
 pub struct Garment {
     /// The scene entry (material, thickness, friction, self-collision settings).
     pub spec: GarmentSpec,
-    /// Simulation vertices, world frame (Y up, m), at the scene's first frame.
+    /// Simulation vertices, world frame (Y up, m), at the first simulated frame: the initial state.
     pub positions: Vec<Vec3>,
+    /// The rest shape (world, m, parallel to `positions`) when it differs from the initial state:
+    /// a garment with a `driver` starts from the driver's shape, its rest shape is the mesh file's.
+    pub rest_positions: Option<Vec<Vec3>>,
     /// Simulation triangles.
     pub triangles: Vec<[u32; 3]>,
     /// Per-triangle corner UVs (parallel to `triangles`), if the mesh has UVs.
@@ -26,12 +31,13 @@ pub struct Garment {
     pub source_faces: Vec<Vec<u32>>,
     /// Pinned simulation vertices.
     pub pins: Pins,
-    /// World positions of all source vertices at the rest frame (unused ones stay there).
+    /// World positions of all source vertices at the first simulated frame (unused ones stay there).
     pub(crate) source_rest: Vec<Vec3>,
     /// The source vertex of each pinned vertex (parallel to `pins.vertices`).
     pub(crate) pin_sources: Vec<u32>,
     pub(crate) motion: GarmentMotion,
-    pub(crate) clock: Clock,
+    pub(crate) driver: Option<Driver>,
+    pub(crate) preroll: Preroll,
 }
 
 impl Garment {
@@ -42,13 +48,39 @@ impl Garment {
 
     /// The garment's Y-up local frame → world at (fractional) scene frame `frame`.
     pub fn local_to_world(&self, frame: f32) -> Mat4 {
-        self.motion.local_to_world(self.clock.time(frame))
+        self.motion.local_to_world(Pose::Frame(frame))
+    }
+
+    /// The garment's driver cache, if it has one.
+    pub fn driver(&self) -> Option<&Driver> {
+        self.driver.as_ref()
+    }
+
+    /// The rest shape (world, m): `rest_positions`, else `positions`.
+    pub fn rest_shape(&self) -> &[Vec3] {
+        self.rest_positions.as_deref().unwrap_or(&self.positions)
     }
 
     /// Pin targets (world, m) at scene frame `frame`, parallel to `pins.vertices`:
-    /// `follow = "rest"`: rest positions; `"node"`: carried by the garment node's animated
-    /// transform; `"skin"`: linear blend skinning of the pinned vertices with the garment's skin.
+    /// `follow = "rest"`: initial positions; `"node"`: carried by the garment node's animated
+    /// transform (or the OBJ's keyed transform); `"skin"`: linear blend skinning of the pinned
+    /// vertices with the garment's skin; `"cache"`: the driver, linear between its samples.
+    /// At pre-roll frames with `preroll_from = "rest"`: `lerp(rest shape, targets(frame_start), w)`
+    /// with `w` from [`Preroll::rest_weight`].
     pub fn pin_targets(&self, frame: f32, out: &mut Vec<Vec3>) {
+        match self.preroll.rest_weight(frame) {
+            Some(w) => {
+                self.targets_at(self.preroll.frame_start as f32, out);
+                let rest = self.rest_shape();
+                for (t, &v) in out.iter_mut().zip(&self.pins.vertices) {
+                    *t = rest[v as usize].lerp(*t, w);
+                }
+            }
+            None => self.targets_at(frame, out),
+        }
+    }
+
+    fn targets_at(&self, frame: f32, out: &mut Vec<Vec3>) {
         out.clear();
         match self.pins.follow {
             Follow::Rest => out.extend(
@@ -59,11 +91,48 @@ impl Garment {
             ),
             Follow::Node | Follow::Skin => self.motion.positions_at(
                 self.pins.follow,
-                self.clock.time(frame),
+                Pose::Frame(frame),
                 &self.pin_sources,
                 out,
             ),
+            Follow::Cache => match &self.driver {
+                Some(d) => {
+                    let m = match d.space {
+                        crate::scene::DriverSpace::World => Mat4::IDENTITY,
+                        crate::scene::DriverSpace::Local => self.local_to_world(frame),
+                    };
+                    d.positions_at(frame, m, self.pin_sources.iter().copied(), out);
+                }
+                // Rejected by the scene parser; pins then stay where they start.
+                None => out.extend(
+                    self.pins
+                        .vertices
+                        .iter()
+                        .map(|&v| self.positions[v as usize]),
+                ),
+            },
         }
+    }
+
+    /// With a driver: the simulation starts from the driver's shape at the first simulated frame,
+    /// and the loaded positions (the mesh file's shape) become the rest shape.
+    pub(crate) fn start_from_driver(&mut self) {
+        let Some(d) = &self.driver else { return };
+        let frame = self.preroll.first_simulated() as f32;
+        let m = match d.space {
+            crate::scene::DriverSpace::World => Mat4::IDENTITY,
+            crate::scene::DriverSpace::Local => self.local_to_world(frame),
+        };
+        let mut source = Vec::with_capacity(self.source_rest.len());
+        d.positions_at(frame, m, 0..self.source_rest.len() as u32, &mut source);
+        let start: Vec<Vec3> = self
+            .welded
+            .sim_to_source
+            .iter()
+            .map(|&s| source[s as usize])
+            .collect();
+        self.rest_positions = Some(std::mem::replace(&mut self.positions, start));
+        self.source_rest = source;
     }
 
     /// One cache frame: simulation positions (world) → source order → output coordinates

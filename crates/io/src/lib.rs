@@ -16,6 +16,7 @@ pub mod cache_writer;
 pub mod checkpoint_file;
 pub mod clock;
 pub mod colliders;
+pub mod driver;
 pub mod error;
 pub mod garment;
 mod garment_motion;
@@ -27,6 +28,7 @@ pub mod loaded_scene;
 pub mod node_graph;
 pub mod obj_mesh;
 pub mod pins;
+pub mod preroll;
 pub mod proxies_auto;
 pub mod proxies_marked;
 pub mod proxy;
@@ -36,6 +38,7 @@ pub mod shape_keys;
 pub mod skinning;
 pub mod source_mesh;
 pub mod stale_temp;
+pub mod transform_keys;
 pub mod weld;
 
 pub use cache_mdd::{read_mdd, MddCache, MddWriter};
@@ -45,12 +48,16 @@ pub use cache_writer::{CacheProgress, CacheTarget, CacheTiming, GarmentCacheWrit
 pub use checkpoint_file::{read_checkpoint, write_checkpoint};
 pub use clock::Clock;
 pub use colliders::Colliders;
+pub use driver::Driver;
 pub use error::{ErrorKind, IoError, Result};
 pub use garment::Garment;
 pub use loaded_scene::{load_scene, LoadedScene};
 pub use pins::Pins;
+pub use preroll::Preroll;
 pub use scene::{
-    AnimationRef, ColliderSpec, Follow, Format, GarmentSpec, OutputSpec, PinSpec, ProxyMode,
-    RestShape, SceneFile, Settings, Shape, Space, Up, WindSpec, DEFAULT_AIR_DAMPING,
+    AnimationRef, ColliderSpec, DriverSpace, Follow, Format, GarmentSpec, OutputSpec, PinSpec,
+    PrerollFrom, ProxyMode, RestShape, SceneFile, Settings, Shape, Space, TransformKey, Up,
+    WindSpec, DEFAULT_AIR_DAMPING,
 };
 pub use stale_temp::remove_stale_temp_files;
+pub use transform_keys::KeyedTransform;

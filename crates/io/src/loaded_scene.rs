@@ -10,18 +10,21 @@ use crate::axes::{obj_local_to_world, to_y_up};
 use crate::cache_writer::CacheTiming;
 use crate::clock::Clock;
 use crate::colliders::{Colliders, Track};
+use crate::driver::Driver;
 use crate::error::{IoError, Result};
 use crate::garment::Garment;
-use crate::garment_motion::GarmentMotion;
+use crate::garment_motion::{GarmentMotion, Placement, Pose};
 use crate::gltf_mesh::read_mesh_node;
 use crate::gltf_rig::GltfRig;
 use crate::obj_mesh::read_obj;
 use crate::pins::Pins;
+use crate::preroll::Preroll;
 use crate::proxies_auto::auto_proxies;
 use crate::proxies_marked::marked_proxies;
 use crate::scene::{
     AnimationRef, ColliderSpec, Follow, GarmentSpec, ProxyMode, RestShape, SceneFile, Up,
 };
+use crate::transform_keys::KeyedTransform;
 use crate::weld::{default_epsilon, weld};
 
 /// Frames of the default range when nothing in the scene is animated.
@@ -31,8 +34,10 @@ pub const DEFAULT_FRAMES_WITHOUT_ANIMATION: i32 = 48;
 pub struct LoadedScene {
     /// The parsed scene file (settings, wind, output, garment and collider entries).
     pub file: SceneFile,
-    /// First frame (cache sample 0, the rest state).
+    /// First output frame (cache sample 0).
     pub frame_start: i32,
+    /// Pre-roll before `frame_start` (the simulation starts at `preroll.first_simulated()`).
+    pub preroll: Preroll,
     /// Last frame (inclusive): `scene.frame_end`, else the first frame at or after the end of the
     /// longest animation in use (each file's selected one), else `frame_start + 47`.
     pub frame_end: i32,
@@ -48,6 +53,27 @@ impl LoadedScene {
     /// Number of cache samples, `frame_end − frame_start + 1`.
     pub fn num_frames(&self) -> usize {
         (self.frame_end - self.frame_start + 1) as usize
+    }
+
+    /// The first simulated frame (the initial state): `frame_start − preroll`.
+    pub fn first_simulated_frame(&self) -> i32 {
+        self.preroll.first_simulated()
+    }
+
+    /// Checks that every garment's driver covers the frames a bake ending at `last` evaluates
+    /// (`load_scene` checks `frame_end`; a bake with a later end checks again).
+    pub fn check_drivers(&self, last: i32) -> Result<()> {
+        for (i, g) in self.garments.iter().enumerate() {
+            if let Some(d) = &g.driver {
+                d.check_covers(
+                    &self.file.path,
+                    &format!("garment[{i}].driver"),
+                    self.preroll.first_evaluated(),
+                    last,
+                )?;
+            }
+        }
+        Ok(())
     }
 
     /// Cache header timing.
@@ -108,6 +134,11 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
         fps: s.fps,
         time_offset: s.time_offset,
     };
+    let preroll = Preroll {
+        frame_start: s.frame_start,
+        frames: s.preroll,
+        from: s.preroll_from,
+    };
     let mut cache = RigCache::default();
     let mut time_end: Option<f32> = None;
     let note_rig = |rig: &GltfRig, time_end: &mut Option<f32>| {
@@ -126,9 +157,9 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
                 format!("garment[{i}].animation"),
             )?;
             note_rig(&rig, &mut time_end);
-            load_gltf_garment(&file.path, i, g, rig, clock, s.frame_start)?
+            load_gltf_garment(&file.path, i, g, rig, clock, preroll)?
         } else {
-            load_obj_garment(&file.path, i, g, clock)?
+            load_obj_garment(&file.path, i, g, preroll)?
         };
         garments.push(garment);
     }
@@ -193,15 +224,24 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
         (None, Some(t)) => clock.frame_at_or_after(t).max(frame_start),
         (None, None) => frame_start + DEFAULT_FRAMES_WITHOUT_ANIMATION - 1,
     };
-    let colliders = Colliders::new(tracks, names, collider_rigs, clock);
-    Ok(LoadedScene {
+    let colliders = Colliders::new(tracks, names, collider_rigs, clock, preroll);
+    let scene = LoadedScene {
         file,
         frame_start,
+        preroll,
         frame_end,
         clock,
         garments,
         colliders,
-    })
+    };
+    scene.check_drivers(frame_end)?;
+    let mut scene = scene;
+    if !preroll.from_rest() {
+        for g in &mut scene.garments {
+            g.start_from_driver();
+        }
+    }
+    Ok(scene)
 }
 
 fn check_exists(scene: &Path, field: &str, file: &Path) -> Result<()> {
@@ -216,7 +256,7 @@ fn check_exists(scene: &Path, field: &str, file: &Path) -> Result<()> {
     }
 }
 
-fn load_obj_garment(scene: &Path, i: usize, g: &GarmentSpec, clock: Clock) -> Result<Garment> {
+fn load_obj_garment(scene: &Path, i: usize, g: &GarmentSpec, preroll: Preroll) -> Result<Garment> {
     let src = read_obj(&g.mesh)?;
     let c = to_y_up(g.up);
     let local: Vec<Vec3> = src
@@ -224,13 +264,26 @@ fn load_obj_garment(scene: &Path, i: usize, g: &GarmentSpec, clock: Clock) -> Re
         .iter()
         .map(|p| c.transform_point3(*p))
         .collect();
-    let m = obj_local_to_world(g.up, g.transform);
-    let motion = GarmentMotion::Fixed {
-        local_to_world: m,
+    let placement = match g.transform_keys.as_deref() {
+        Some(keys) => {
+            let keyed = KeyedTransform::new(
+                keys.iter()
+                    .map(|k| (k.frame, obj_local_to_world(g.up, Some(k.matrix)))),
+            )
+            .ok_or_else(|| {
+                IoError::invalid(scene, format!("garment[{i}].transform_keys"), "is empty")
+            })?;
+            Placement::Keyed(keyed)
+        }
+        None => Placement::Static(obj_local_to_world(g.up, g.transform)),
+    };
+    let motion = GarmentMotion::Obj {
+        placement,
         local,
+        rest_frame: preroll.frame_start as f32,
     };
     let welded = weld(&src, None);
-    finish_garment(scene, i, g, src, welded, None, motion, clock, 0.0)
+    finish_garment(scene, i, g, src, welded, None, motion, preroll)
 }
 
 fn load_gltf_garment(
@@ -239,7 +292,7 @@ fn load_gltf_garment(
     g: &GarmentSpec,
     rig: Arc<GltfRig>,
     clock: Clock,
-    frame_start: i32,
+    preroll: Preroll,
 ) -> Result<Garment> {
     if g.up == Up::Z {
         return Err(IoError::invalid(
@@ -302,8 +355,8 @@ fn load_gltf_garment(
         node: node.index(),
         skin,
         local: gm.source.positions.clone(),
+        clock,
     };
-    let t0 = clock.time(frame_start as f32);
     finish_garment(
         scene,
         i,
@@ -312,8 +365,7 @@ fn load_gltf_garment(
         welded,
         gm.pin_weights,
         motion,
-        clock,
-        t0,
+        preroll,
     )
 }
 
@@ -326,8 +378,7 @@ fn finish_garment(
     welded: crate::weld::Welded,
     attr_weights: Option<Vec<f32>>,
     motion: GarmentMotion,
-    clock: Clock,
-    t0: f32,
+    preroll: Preroll,
 ) -> Result<Garment> {
     if g.rest_shape == RestShape::Uv && welded.tri_uvs.is_none() {
         return Err(IoError::invalid(
@@ -339,12 +390,14 @@ fn finish_garment(
     let n = src.positions.len();
     let all: Vec<u32> = (0..n as u32).collect();
     let mut source_rest = Vec::with_capacity(n);
-    let follow_rest = if motion.is_skinned() {
-        Follow::Skin
+    // The shape the garment starts from without a driver (and its rest shape): posed at the first
+    // simulated frame, or without animation when the pre-roll eases in from rest.
+    let pose = if preroll.from_rest() {
+        Pose::Rest
     } else {
-        Follow::Node
+        Pose::Frame(preroll.first_simulated() as f32)
     };
-    motion.positions_at(follow_rest, t0, &all, &mut source_rest);
+    motion.positions_at(motion.own_follow(), pose, &all, &mut source_rest);
     debug_assert_eq!(motion.len(), n);
     let positions: Vec<Vec3> = welded
         .sim_to_source
@@ -376,6 +429,19 @@ fn finish_garment(
         None => (0.0, Follow::Rest),
     };
     let pins = Pins::from_source(pairs, &welded.source_to_sim, stiffness, follow);
+    let driver = match &g.driver {
+        Some(path) => Some(Driver::load(
+            scene,
+            &format!("garment[{i}].driver"),
+            path,
+            n,
+            g.up,
+            g.driver_frame_start
+                .unwrap_or_else(|| preroll.first_simulated()),
+            g.driver_space,
+        )?),
+        None => None,
+    };
     let pin_sources = pins
         .vertices
         .iter()
@@ -392,6 +458,8 @@ fn finish_garment(
         source_rest,
         pin_sources,
         motion,
-        clock,
+        driver,
+        preroll,
+        rest_positions: None,
     })
 }

@@ -64,8 +64,43 @@ pub enum Follow {
     Rest,
     /// Pins follow the garment's own glTF skin (linear blend skinning).
     Skin,
-    /// Pins follow the garment node's animated world transform.
+    /// Pins follow the garment node's animated world transform (glTF), or the OBJ garment's
+    /// `transform_keys` (a static `transform`: same as `Rest`).
     Node,
+    /// Pins follow the garment's `driver` point cache (linear between frames).
+    Cache,
+}
+
+/// How the pre-roll frames are driven (`scene.preroll_from`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrerollFrom {
+    /// Every animated input is evaluated at the pre-roll frames themselves.
+    #[default]
+    Animation,
+    /// Ease-in from the rest pose: `lerp(rest, value(frame_start), smoothstep(...))`.
+    Rest,
+}
+
+/// In which space a `driver` cache's positions are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DriverSpace {
+    /// World positions in the garment's `up` convention.
+    #[default]
+    World,
+    /// Mesh-file local coordinates, carried by the garment's transform (static or keyed) or node.
+    Local,
+}
+
+/// One `transform_keys` entry: the local→world matrix at a scene frame.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransformKey {
+    /// Scene frame (fractions allowed).
+    pub frame: f32,
+    /// Column-major 4×4 local→world matrix in the mesh file's axis convention.
+    pub matrix: [f32; 16],
 }
 
 /// Which animation of a glTF file drives it (`animation = "Walk"` or `animation = 1`): by name, or
@@ -111,6 +146,12 @@ pub struct Settings {
     pub frame_start: i32,
     /// Last output frame (inclusive); `None`: see [`crate::LoadedScene::frame_end`].
     pub frame_end: Option<i32>,
+    /// Frames simulated before `frame_start` and not written (>= 0).
+    #[serde(default)]
+    pub preroll: u32,
+    /// How the pre-roll frames are driven.
+    #[serde(default)]
+    pub preroll_from: PrerollFrom,
     /// Solver substeps per frame (>= 1).
     #[serde(default = "default_substeps")]
     pub substeps: u32,
@@ -143,6 +184,8 @@ impl Default for Settings {
             fps: default_fps(),
             frame_start: default_frame_start(),
             frame_end: None,
+            preroll: 0,
+            preroll_from: PrerollFrom::Animation,
             substeps: default_substeps(),
             gravity: default_gravity(),
             time_offset: 0.0,
@@ -243,6 +286,17 @@ pub struct GarmentSpec {
     pub up: Up,
     /// Column-major 4×4 local→world matrix in the mesh file's axis convention (OBJ only).
     pub transform: Option<[f32; 16]>,
+    /// OBJ only: keyed local→world matrices (exclusive with `transform`), strictly increasing
+    /// frames; decomposed scale/rotation/translation interpolation between keys, held outside.
+    pub transform_keys: Option<Vec<TransformKey>>,
+    /// PC2 or MDD cache (by extension) of the garment's animated positions, every source vertex,
+    /// one sample per frame (resolved against the scene folder).
+    pub driver: Option<PathBuf>,
+    /// Scene frame of driver sample 0; `None`: the first simulated frame.
+    pub driver_frame_start: Option<i32>,
+    /// Space of the driver's positions.
+    #[serde(default)]
+    pub driver_space: DriverSpace,
     /// Material preset name; `None`: the solver's default.
     pub material: Option<String>,
     /// kg/m² override.
@@ -530,6 +584,9 @@ impl SceneFile {
         for (i, g) in garments.iter_mut().enumerate() {
             v.garment(i, g, material_presets)?;
             g.mesh = folder.join(&g.mesh);
+            if let Some(d) = &mut g.driver {
+                *d = folder.join(&*d);
+            }
         }
         for i in 0..garments.len() {
             for j in 0..i {
@@ -681,6 +738,10 @@ impl Validator<'_> {
                 return Err(self.err(f("transform"), "matrix is not invertible"));
             }
         }
+        if let Some(keys) = &g.transform_keys {
+            self.transform_keys(i, g, keys)?;
+        }
+        self.driver(i, g)?;
         if let Some(name) = &g.material {
             if !presets.contains(&name.as_str()) {
                 return Err(self.err(
@@ -742,13 +803,83 @@ impl Validator<'_> {
             if p.attribute.is_some() && !gltf {
                 return Err(self.err(f("pin.attribute"), "only applies to glTF meshes"));
             }
-            if p.follow != Follow::Rest && !gltf {
+            if p.follow == Follow::Skin && !gltf {
                 return Err(self.err(
                     f("pin.follow"),
-                    "\"skin\" and \"node\" need a glTF mesh (OBJ has no skin or node)",
+                    "\"skin\" needs a glTF mesh (OBJ has no skin)",
+                ));
+            }
+            if p.follow == Follow::Cache && g.driver.is_none() {
+                return Err(self.err(
+                    f("pin.follow"),
+                    "\"cache\" needs the garment's `driver` (a PC2 or MDD of its animated positions)",
                 ));
             }
             self.positive(&f("pin.stiffness"), p.stiffness)?;
+        }
+        Ok(())
+    }
+
+    fn transform_keys(&self, i: usize, g: &GarmentSpec, keys: &[TransformKey]) -> Result<()> {
+        let f = |k: &str| format!("garment[{i}].{k}");
+        if g.is_gltf() {
+            return Err(self.err(
+                f("transform_keys"),
+                "only applies to OBJ meshes (glTF uses its node's animation)",
+            ));
+        }
+        if g.transform.is_some() {
+            return Err(self.err(
+                f("transform_keys"),
+                "give either `transform` (static) or `transform_keys` (keyed), not both",
+            ));
+        }
+        if keys.is_empty() {
+            return Err(self.err(f("transform_keys"), "is empty (give at least one key)"));
+        }
+        for (k, key) in keys.iter().enumerate() {
+            let kf = |n: &str| format!("garment[{i}].transform_keys[{k}].{n}");
+            self.finite(&kf("frame"), key.frame)?;
+            if k > 0 && key.frame <= keys[k - 1].frame {
+                return Err(self.err(
+                    kf("frame"),
+                    format!(
+                        "{} is not after the previous key's frame {}",
+                        key.frame,
+                        keys[k - 1].frame
+                    ),
+                ));
+            }
+            for (c, x) in key.matrix.iter().enumerate() {
+                self.finite(&format!("{}[{c}]", kf("matrix")), *x)?;
+            }
+            let det = glam::Mat4::from_cols_array(&key.matrix).determinant();
+            if det.is_nan() || det.abs() <= 1e-12 {
+                return Err(self.err(kf("matrix"), "matrix is not invertible"));
+            }
+        }
+        Ok(())
+    }
+
+    fn driver(&self, i: usize, g: &GarmentSpec) -> Result<()> {
+        let f = |k: &str| format!("garment[{i}].{k}");
+        match &g.driver {
+            Some(d) => {
+                if !matches!(extension(d).as_str(), "pc2" | "mdd") {
+                    return Err(self.err(
+                        f("driver"),
+                        format!("\"{}\": expected a .pc2 or .mdd file", d.display()),
+                    ));
+                }
+            }
+            None => {
+                if g.driver_frame_start.is_some() {
+                    return Err(self.err(f("driver_frame_start"), "only applies with `driver`"));
+                }
+                if g.driver_space != DriverSpace::World {
+                    return Err(self.err(f("driver_space"), "only applies with `driver`"));
+                }
+            }
         }
         Ok(())
     }

@@ -70,6 +70,14 @@ pub enum ModelError {
     },
     #[error("garment '{garment}': UV {vertex} is not finite")]
     NonFiniteUv { garment: String, vertex: u32 },
+    #[error("garment '{garment}': {got} rest positions, expected {expected} (one per vertex)")]
+    RestPositionCount {
+        garment: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("garment '{garment}': rest position {vertex} is not finite")]
+    NonFiniteRestPosition { garment: String, vertex: u32 },
     #[error("garment '{garment}': pin {pin} refers to vertex {vertex}, but the garment has only {count} vertices")]
     PinOutOfRange {
         garment: String,

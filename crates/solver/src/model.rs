@@ -51,9 +51,15 @@ pub struct Pin {
 pub struct GarmentDesc {
     /// Names the garment in errors.
     pub name: String,
-    /// World positions (m) of the welded mesh: the initial state and, with [`RestShape::Positions`],
-    /// the rest shape.
+    /// World positions (m) of the welded mesh: the initial state and, with [`RestShape::Positions`]
+    /// and no `rest_positions`, the rest shape.
     pub positions: Vec<Vec3>,
+    /// World positions (m) of the rest (unstretched) shape when it differs from the initial state
+    /// (a garment that starts in an animated pose, e.g. from a driver cache, with edge lengths, areas
+    /// and hinge angles from its undeformed mesh). Parallel to `positions`; `None`: `positions`.
+    /// Used by [`RestShape::Positions`] (triangle and hinge rest state, masses), by the UV-warp
+    /// direction, and by self-collision's rest proximity; ignored by [`RestShape::Uv`] except there.
+    pub rest_positions: Option<Vec<Vec3>>,
     pub triangles: Vec<[u32; 3]>,
     /// Per-vertex texture coordinates: needed by [`RestShape::Uv`]; when present they also orient the
     /// warp (u) direction of [`RestShape::Positions`] rest frames.
@@ -76,6 +82,7 @@ impl GarmentDesc {
         GarmentDesc {
             name: name.into(),
             positions,
+            rest_positions: None,
             triangles,
             uvs: None,
             rest: RestShape::Positions,
@@ -103,6 +110,8 @@ pub struct Model {
     pub garments: Vec<GarmentRange>,
     /// Initial positions (m).
     pub initial_positions: Vec<Vec3>,
+    /// Rest-shape positions (m): each garment's `rest_positions`, else its initial positions.
+    pub rest_positions: Vec<Vec3>,
     /// Lumped mass (kg): density · area / 3 from each adjacent triangle (rest areas).
     pub mass: Vec<f32>,
     /// Lumped area (m²): one third of each adjacent triangle's rest area (for air damping).
@@ -162,6 +171,7 @@ impl Model {
         let mut m = Model {
             garments: Vec::new(),
             initial_positions: Vec::new(),
+            rest_positions: Vec::new(),
             mass: Vec::new(),
             area: Vec::new(),
             triangles: Vec::new(),
@@ -213,6 +223,25 @@ impl Model {
             positive(name, "self_collision.friction", sc.friction, true)?;
         }
         let n = g.positions.len();
+        let rest_positions: &[Vec3] = match &g.rest_positions {
+            Some(r) if r.len() != n => {
+                return Err(ModelError::RestPositionCount {
+                    garment: name.to_string(),
+                    expected: n,
+                    got: r.len(),
+                })
+            }
+            Some(r) => {
+                if let Some(i) = r.iter().position(|p| !p.is_finite()) {
+                    return Err(ModelError::NonFiniteRestPosition {
+                        garment: name.to_string(),
+                        vertex: i as u32,
+                    });
+                }
+                r
+            }
+            None => &g.positions,
+        };
         let uvs = match (&g.uvs, g.rest) {
             (Some(uv), _) if uv.len() != n => {
                 return Err(ModelError::UvCount {
@@ -247,7 +276,7 @@ impl Model {
         let mut mass = vec![0.0f32; n];
         let mut area = vec![0.0f32; n];
         for (t, tri) in g.triangles.iter().enumerate() {
-            let p = tri.map(|i| g.positions[i as usize]);
+            let p = tri.map(|i| rest_positions[i as usize]);
             let rest = match (g.rest, uvs) {
                 (RestShape::Uv { metres_per_uv }, Some(uv)) => {
                     TriangleRest::from_uv(tri.map(|i| uv[i as usize]), metres_per_uv).ok_or(
@@ -288,7 +317,7 @@ impl Model {
                 (RestShape::Uv { metres_per_uv }, Some(uv)) => {
                     HingeRest::from_uv(hinge.map(|i| uv[i as usize]), metres_per_uv)
                 }
-                _ => HingeRest::from_positions(hinge.map(|i| g.positions[i as usize])),
+                _ => HingeRest::from_positions(hinge.map(|i| rest_positions[i as usize])),
             };
             let rest = rest.ok_or(ModelError::ZeroAreaTriangle {
                 garment: name.to_string(),
@@ -336,6 +365,7 @@ impl Model {
         }
         self.pins.extend(pins);
         self.initial_positions.extend_from_slice(&g.positions);
+        self.rest_positions.extend_from_slice(rest_positions);
         self.mass.extend(mass);
         self.area.extend(area);
         self.thickness.resize(base as usize + n, g.thickness);

@@ -59,7 +59,7 @@ impl SelfContact {
             triangles: model.triangles.clone(),
             vertex_layer: layer,
             layer_self_collide: model.self_collision.iter().map(Option::is_some).collect(),
-            rest_positions: Some(model.initial_positions.clone()),
+            rest_positions: Some(model.rest_positions.clone()),
         };
         let err = |g: usize, e: &dyn std::fmt::Display| ModelError::SelfCollision {
             garment: model

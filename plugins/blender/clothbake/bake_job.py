@@ -45,6 +45,8 @@ class BakeJob:
     def __init__(self, context):
         self.scene_name = context.scene.name
         self.frame_start = context.scene.clothbake.frame_start
+        #: Samples each cache must hold: frame_start .. frame_end (pre-roll frames are not written).
+        self.samples = context.scene.clothbake.frame_end - self.frame_start + 1
         self.bake_dir: str | None = None
         self.created_root: str | None = None
         self.caches: list[tuple[str, str]] = []
@@ -123,14 +125,14 @@ class BakeJob:
         for folder in before - after:  # earlier bakes that nothing shows any more
             cache_modifier.remove_bake_dir(folder)
         seconds = time.monotonic() - self.started_at
-        message = f"ClothBake: baked {len(checked)} garment(s), {self.process.total} frames in {seconds:.1f} s"
+        message = f"ClothBake: baked {len(checked)} garment(s), {self.samples} frames in {seconds:.1f} s"
         if result.warnings:
             message += f"; {len(result.warnings)} warning(s), last: {result.warnings[-1]}"
         return True, message
 
     def _check_caches(self):
         checked = []
-        frames = self.process.total
+        frames = self.samples
         for name, pc2 in self.caches:
             obj = bpy.data.objects.get(name)
             if obj is None or obj.type != "MESH":
@@ -141,7 +143,7 @@ class BakeJob:
             if points != len(obj.data.vertices):
                 raise cache_modifier.CacheError(
                     f"garment '{name}': cache has {points} points but the mesh has {len(obj.data.vertices)} vertices")
-            if frames and samples != frames:
+            if samples != frames:
                 raise cache_modifier.CacheError(f"garment '{name}': cache has {samples} samples, expected {frames}")
             checked.append((obj, pc2))
         return checked

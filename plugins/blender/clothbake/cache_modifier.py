@@ -1,17 +1,37 @@
 """The Mesh Cache modifier that shows a baked PC2 on its garment, and the bake folders behind it.
 
-Checked in Blender 4.5 (tests/test_blender_bake.py): with ``play_mode = 'SCENE'``,
-``time_mode = 'FRAME'``, ``frame_scale = 1`` the modifier reads sample ``frame - frame_start``
-(ignoring the PC2 header's own start frame), holds the first sample before and the last after, and
-interpolates linearly between samples at sub-frames. The cache is in object-local space, so the
-axes stay at identity (forward +Y, up +Z).
+Exact playback with the object moving (issue 12). The bake writes ``output.space = "local"``,
+``up = "z"`` with the garment's ``transform_keys`` = its evaluated ``matrix_world`` at every frame, so
+cache sample *i* holds the simulated positions in the object-local space of the object's evaluated
+matrix at frame ``frame_start + i``. Blender then shows ``matrix_world(f) @ cache(f)`` = the simulated
+world positions, provided nothing in the stack moves the cached positions again. So:
+
+- The modifier goes right AFTER the last deforming modifier (Armature, Hook, Lattice, Curve, Mesh
+  Deform, Shrinkwrap, Simple Deform, Smooth, Cast, Displace, Warp, Wave, Laplacian ..., also Blender's
+  own Cloth and other caches; :data:`DEFORMING`) and before the generative ones (Subdivision, Solidify,
+  Mirror ...), which then refine the simulated surface as they refined the animated one.
+- With ``deform_mode = 'OVERWRITE'`` it replaces the positions entirely: shape keys (applied before the
+  stack) and the deformers before it have no effect on what is shown. Those deformers are disabled
+  anyway (``show_viewport`` and ``show_render``) while the cache is shown, so they cost nothing and a
+  re-ordered stack cannot apply them twice; their previous state is kept in the object's custom
+  property :data:`SAVED_PROP` and restored by Free (:func:`remove_cache`).
+- A generative modifier BEFORE a deformer changes the vertex count the cache must match; the export
+  refuses such a garment (naming the modifier) rather than bake something that cannot be shown.
+
+Checked in Blender 4.5 (tests/test_blender_bake.py, test_blender_character.py): with
+``play_mode = 'SCENE'``, ``time_mode = 'FRAME'``, ``frame_scale = 1`` the modifier reads sample
+``frame - frame_start`` (ignoring the PC2 header's own start frame), holds the first sample before and
+the last after, and interpolates linearly between samples at sub-frames. The cache is in object-local
+space, so the axes stay at identity (forward +Y, up +Z).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import struct
+from contextlib import contextmanager
 
 import bpy
 
@@ -19,6 +39,20 @@ from .properties import MODIFIER_NAME
 
 #: A file that marks a folder as a bake folder made by this add-on (only those are ever deleted).
 MARKER = ".clothbake-bake"
+
+#: Custom property (JSON) on a garment: ``{modifier name: [show_viewport, show_render]}`` of the
+#: deforming modifiers disabled while the cache is shown.
+SAVED_PROP = "clothbake_disabled_modifiers"
+
+#: Modifier types that move vertices without changing the topology (the cache replaces them).
+DEFORMING = frozenset({
+    "ARMATURE", "CAST", "CLOTH", "CORRECTIVE_SMOOTH", "CURVE", "DISPLACE", "HOOK", "LAPLACIANDEFORM",
+    "LAPLACIANSMOOTH", "LATTICE", "MESH_CACHE", "MESH_DEFORM", "MESH_SEQUENCE_CACHE", "SHRINKWRAP",
+    "SIMPLE_DEFORM", "SMOOTH", "SOFT_BODY", "SURFACE_DEFORM", "WARP", "WAVE",
+})
+
+#: Blender's own simulations: off while the export samples the animation.
+SIMULATIONS = frozenset({"CLOTH", "SOFT_BODY"})
 
 
 class CacheError(Exception):
@@ -55,8 +89,74 @@ def _blend_path(path: str) -> str:
     return path
 
 
+def others(obj: bpy.types.Object) -> list:
+    """The object's modifiers other than the cache, in stack order."""
+    ours = find_modifier(obj)
+    return [m for m in obj.modifiers if m != ours]
+
+
+def insertion_index(obj: bpy.types.Object) -> int:
+    """Where the cache goes among the object's other modifiers: after the last deforming one."""
+    last = max((i for i, m in enumerate(others(obj)) if m.type in DEFORMING), default=-1)
+    return last + 1
+
+
+def saved_states(obj: bpy.types.Object) -> dict[str, list[bool]]:
+    text = obj.get(SAVED_PROP)
+    if not isinstance(text, str):
+        return {}
+    try:
+        states = json.loads(text)
+    except ValueError:
+        return {}
+    return states if isinstance(states, dict) else {}
+
+
+def restore_modifiers(obj: bpy.types.Object) -> None:
+    """Give the deformers disabled by :func:`apply_cache` their previous state back."""
+    for name, state in saved_states(obj).items():
+        mod = obj.modifiers.get(name)
+        if mod is not None and isinstance(state, list) and len(state) == 2:
+            mod.show_viewport, mod.show_render = bool(state[0]), bool(state[1])
+    if SAVED_PROP in obj:
+        del obj[SAVED_PROP]
+
+
+@contextmanager
+def showing_animation(obj: bpy.types.Object):
+    """While inside: the object evaluates to its ANIMATED mesh in the cache's topology (no cache shown,
+    the deformers as the user set them, Blender's own Cloth / Soft Body off, the generative modifiers
+    after the last deformer off); every modifier is put back as it was on leaving."""
+    changes = []
+
+    def put(mod, value):
+        changes.append((mod, mod.show_viewport))
+        mod.show_viewport = value
+
+    try:
+        ours = find_modifier(obj)
+        if ours is not None:
+            put(ours, False)
+        for name, state in saved_states(obj).items():
+            mod = obj.modifiers.get(name)
+            if mod is not None and isinstance(state, list) and len(state) == 2:
+                put(mod, bool(state[0]))
+        for mod in others(obj)[insertion_index(obj):]:
+            if mod.show_viewport:
+                put(mod, False)
+        for mod in others(obj):  # Blender's own simulation of the garment is what the bake replaces
+            if mod.type in SIMULATIONS and mod.show_viewport:
+                put(mod, False)
+        yield
+    finally:
+        for mod, value in reversed(changes):
+            mod.show_viewport = value
+
+
 def apply_cache(obj: bpy.types.Object, pc2_path: str, frame_start: int) -> bpy.types.MeshCacheModifier:
-    """Add (or update) the garment's Mesh Cache modifier, first in the stack: sample i at frame_start + i."""
+    """Add (or update) the garment's Mesh Cache modifier after its last deforming modifier, and disable
+    the deformers before it (sample i shows at frame_start + i)."""
+    restore_modifiers(obj)  # a re-bake: start from the user's own state
     mod = find_modifier(obj)
     if mod is None:
         mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
@@ -73,9 +173,18 @@ def apply_cache(obj: bpy.types.Object, pc2_path: str, frame_start: int) -> bpy.t
     mod.flip_axis = (False, False, False)
     mod.factor = 1.0
     mod.vertex_group = ""
+    mod.show_viewport = mod.show_render = True
+    target = insertion_index(obj)
     index = list(obj.modifiers).index(mod)
-    if index != 0:
-        obj.modifiers.move(index, 0)
+    if index != target:
+        obj.modifiers.move(index, target)
+    states = {}
+    for other in others(obj)[:target]:
+        if other.type in DEFORMING:
+            states[other.name] = [bool(other.show_viewport), bool(other.show_render)]
+            other.show_viewport = other.show_render = False
+    if states:
+        obj[SAVED_PROP] = json.dumps(states)
     return mod
 
 
@@ -108,10 +217,12 @@ def remove_bake_dir(folder: str) -> None:
 
 
 def remove_cache(obj: bpy.types.Object) -> str | None:
-    """Remove the garment's modifier; returns the cache path it showed (files are left to the caller)."""
+    """Remove the garment's modifier and re-enable the deformers it replaced; returns the cache path it showed (files are left to the caller)."""
     mod = find_modifier(obj)
     if mod is None:
+        restore_modifiers(obj)  # the user deleted the modifier by hand: still give the deformers back
         return None
     path = cache_path(mod)
     obj.modifiers.remove(mod)
+    restore_modifiers(obj)
     return path

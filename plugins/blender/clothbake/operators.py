@@ -128,7 +128,7 @@ class CLOTHBAKE_OT_bake(bpy.types.Operator):
 
 
 class CLOTHBAKE_OT_free(bpy.types.Operator):
-    """Remove the Mesh Cache modifiers of the scene's garments and delete their bake folders"""
+    """Remove the Mesh Cache modifiers of the scene's garments (the deforming modifiers they replaced are enabled again as they were) and delete their bake folders"""
 
     bl_idname = "clothbake.free"
     bl_label = "Free Bake"

@@ -31,6 +31,11 @@ class PHYSICS_PT_clothbake(bpy.types.Panel):
         col = box.column(align=True)
         col.prop(scene, "frame_start")
         col.prop(scene, "frame_end")
+        col = box.column(align=True)
+        col.prop(scene, "preroll")
+        sub = col.row()
+        sub.active = scene.preroll > 0
+        sub.prop(scene, "preroll_from")
         box.prop(scene, "substeps")
         box.prop(scene, "output_dir")
         row = box.row(align=True)

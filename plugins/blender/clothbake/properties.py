@@ -90,8 +90,21 @@ class ClothbakeObjectSettings(bpy.types.PropertyGroup):
 
 
 class ClothbakeSceneSettings(bpy.types.PropertyGroup):
-    frame_start: IntProperty(name="Start", description="First baked frame (the rest state)", default=1)
+    frame_start: IntProperty(name="Start", description="First baked frame (the cache's first sample)", default=1)
     frame_end: IntProperty(name="End", description="Last baked frame (inclusive)", default=250)
+    preroll: IntProperty(
+        name="Pre-roll", description="Frames simulated before Start so the cloth settles on the moving body; "
+        "they are not written (the cache still starts at Start)", default=0, min=0, soft_max=100,
+    )
+    preroll_from: EnumProperty(
+        name="Pre-roll From",
+        description="What the character does during the pre-roll",
+        items=(
+            ("ANIMATION", "Animation", "The animation itself: the character moves from its pose at Start minus Pre-roll"),
+            ("REST", "Rest", "Ease in from the rest pose (garment mesh, armatures in rest position) to the pose at Start"),
+        ),
+        default="ANIMATION",
+    )
     substeps: IntProperty(name="Substeps", description="Solver substeps per frame", default=5, min=1, soft_max=50)
     output_dir: StringProperty(
         name="Output",

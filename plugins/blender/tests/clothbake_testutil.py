@@ -62,14 +62,8 @@ def read_pc2(path):
 
 
 def addon():
-    """Import and register the add-on from the source folder (once per test process).
-
-    It is unregistered again at exit: bpy 4.5 as a Python module deadlocks in its exit handlers
-    (GlobalState::~GlobalState waiting on delayed_close_thread) when an Operator, Panel or
-    AddonPreferences class is still registered, and the test run would never end.
-    """
-    import atexit
-
+    """Import and register the add-on from the source folder (once per test process); the add-on
+    unregisters itself at exit (bpy 4.5's exit hang, clothbake/__init__.py, test_blender_exit.py)."""
     import bpy
 
     if PLUGIN_DIR not in sys.path:
@@ -78,7 +72,6 @@ def addon():
 
     if not hasattr(bpy.types.Scene, "clothbake"):
         clothbake.register()
-        atexit.register(clothbake.unregister)
     return clothbake
 
 
@@ -238,3 +231,177 @@ def make_skinned_arm(scene, rig, radius=0.1, length=0.6):
     body.clothbake.role = "COLLIDER"
     body.clothbake.collider_shape = "AUTO"
     return body
+
+
+# -- characters (issue 12) -----------------------------------------------------------------------
+
+
+def _cylinder_mesh(name, radius, length, segments=12):
+    """A closed cylinder along local Z, centred at the origin."""
+    import bmesh
+    import bpy
+
+    mesh = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_cone(bm, cap_ends=True, segments=segments, radius1=radius, radius2=radius, depth=length)
+    bm.to_mesh(mesh)
+    bm.free()
+    return mesh
+
+
+def make_walker(scene, frames=(1, 48), distance=1.6, swing=0.45):
+    """A walking armature "Walker": bones Hips (1.0 -> 1.2 m up), Chest (1.2 -> 1.5), Leg.L / Leg.R
+    (hip at 0.95 m, x = +-0.1, down to 0.1 m). ROOT MOTION: the object walks `distance` towards -Y
+    over `frames`; two strides: the hips bob (2.5 cm) and turn (+-0.12 rad), the legs swing +-`swing`
+    rad, the chest twists. Keyed every 4 frames (Bezier)."""
+    import math
+
+    import bpy
+
+    arm_data = bpy.data.armatures.new("Walker")
+    rig = bpy.data.objects.new("Walker", arm_data)
+    scene.collection.objects.link(rig)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="EDIT")
+    bones = arm_data.edit_bones
+    hips = bones.new("Hips")
+    hips.head, hips.tail = (0.0, 0.0, 1.0), (0.0, 0.0, 1.2)
+    chest = bones.new("Chest")
+    chest.head, chest.tail, chest.parent = (0.0, 0.0, 1.2), (0.0, 0.0, 1.5), hips
+    for side, x in (("L", 0.1), ("R", -0.1)):
+        leg = bones.new(f"Leg.{side}")
+        leg.head, leg.tail, leg.parent = (x, 0.0, 0.95), (x, 0.0, 0.1), hips
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose = rig.pose.bones
+    for pb in pose:
+        pb.rotation_mode = "XYZ"
+    f0, f1 = frames
+    for frame in list(range(f0 - 12, f1 + 1, 4)) + [f1]:
+        t = (frame - f0) / (f1 - f0)
+        phase = 4.0 * math.pi * t  # two strides
+        rig.location = (0.0, -distance * t, 0.0)
+        rig.keyframe_insert("location", frame=frame)
+        pose["Hips"].location = (0.0, 0.025 * math.sin(2.0 * phase), 0.0)  # bone Y = world Z: bob
+        pose["Hips"].rotation_euler = (0.0, 0.12 * math.sin(phase), 0.0)  # about world Z: turn
+        pose["Chest"].rotation_euler = (0.0, -0.1 * math.sin(phase), 0.0)
+        pose["Leg.L"].rotation_euler = (swing * math.sin(phase), 0.0, 0.0)
+        pose["Leg.R"].rotation_euler = (-swing * math.sin(phase), 0.0, 0.0)
+        pose["Hips"].keyframe_insert("location", frame=frame)
+        for pb in pose:
+            pb.keyframe_insert("rotation_euler", frame=frame)
+    scene.frame_set(f0)
+    return rig
+
+
+def add_body_proxies(scene, rig, torso=False):
+    """Colliders parented to the walker's bones (parent_type BONE): a pelvis sphere (r 0.15, centre
+    0.02 m above the hip joints), a capsule per leg (r 0.07, 0.8 m long) and with `torso` a chest
+    capsule (r 0.12). Returns them by name."""
+    import math
+
+    import bpy
+
+    proxies = {}
+
+    def link(obj, bone, offset, rotation, shape):
+        scene.collection.objects.link(obj)
+        parent_to_bone(obj, rig, bone, offset)
+        obj.rotation_euler = rotation
+        obj.clothbake.role = "COLLIDER"
+        obj.clothbake.collider_shape = shape
+        proxies[obj.name] = obj
+
+    import bmesh
+
+    mesh = bpy.data.meshes.new("Pelvis")
+    bm = bmesh.new()
+    bmesh.ops.create_uvsphere(bm, u_segments=16, v_segments=8, radius=0.15)
+    bm.to_mesh(mesh)
+    bm.free()
+    link(bpy.data.objects.new("Pelvis", mesh), "Hips", (0.0, -0.18, 0.0), (0.0, 0.0, 0.0), "SPHERE")  # tail 1.2 -> 1.02
+    for side in ("L", "R"):  # bone Y runs from the hip (head) down to the tail: the middle is 0.425 back
+        obj = bpy.data.objects.new(f"Thigh.{side}", _cylinder_mesh(f"Thigh.{side}", 0.07, 0.8))
+        link(obj, f"Leg.{side}", (0.0, -0.425, 0.0), (math.pi / 2, 0.0, 0.0), "CAPSULE")
+    if torso:
+        obj = bpy.data.objects.new("Torso", _cylinder_mesh("Torso", 0.12, 0.5))
+        link(obj, "Chest", (0.0, -0.18, 0.0), (math.pi / 2, 0.0, 0.0), "CAPSULE")
+    scene.frame_set(scene.frame_current)
+    return proxies
+
+
+def make_skirt(scene, rig, rings=7, segments=24, waist=0.2, hem=0.3, top=1.0, length=0.45):
+    """A skirt (a flared tube, rings x segments vertices) SKINNED to the walker: parented to the rig
+    object, Armature modifier, every vertex weighted 1 to Hips; pin group "waist" = the top ring."""
+    import math
+
+    import bpy
+
+    verts = []
+    for k in range(rings):
+        s = k / (rings - 1)
+        r, z = waist + (hem - waist) * s, top - length * s
+        verts += [(r * math.cos(2 * math.pi * j / segments), r * math.sin(2 * math.pi * j / segments), z) for j in range(segments)]
+    faces = [(k * segments + j, k * segments + (j + 1) % segments, (k + 1) * segments + (j + 1) % segments, (k + 1) * segments + j)
+             for k in range(rings - 1) for j in range(segments)]
+    mesh = bpy.data.meshes.new("Skirt")
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    skirt = bpy.data.objects.new("Skirt", mesh)
+    scene.collection.objects.link(skirt)
+    skirt.parent = rig
+    skirt.vertex_groups.new(name="Hips").add(list(range(len(verts))), 1.0, "REPLACE")
+    skirt.vertex_groups.new(name="waist").add(list(range(segments)), 1.0, "REPLACE")
+    skirt.modifiers.new("Armature", "ARMATURE").object = rig
+    skirt.clothbake.role = "GARMENT"
+    skirt.clothbake.pin_group = "waist"
+    scene.frame_set(scene.frame_current)
+    return skirt
+
+
+def make_sheet(scene, name, width, height, cols, rows, origin):
+    """A vertical sheet in the XZ plane: x in origin.x +- width/2, z from origin.z down to
+    origin.z - height, at y = origin.y; vertex (i, j) = column i, row j (row 0 on top) has index
+    j * (cols + 1) + i."""
+    import bpy
+
+    ox, oy, oz = origin
+    verts = [(ox + width * (i / cols - 0.5), oy, oz - height * j / rows) for j in range(rows + 1) for i in range(cols + 1)]
+    n = cols + 1
+    faces = [(j * n + i, j * n + i + 1, (j + 1) * n + i + 1, (j + 1) * n + i) for j in range(rows) for i in range(cols)]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    mesh.update()
+    obj = bpy.data.objects.new(name, mesh)
+    scene.collection.objects.link(obj)
+    obj.clothbake.role = "GARMENT"
+    return obj
+
+
+def bone_tail_matrix(rig, bone):
+    """The world matrix a BONE-parented child hangs from (the bone's tail frame) at the current frame."""
+    from mathutils import Matrix
+
+    pb = rig.pose.bones[bone]
+    return rig.matrix_world @ pb.matrix @ Matrix.Translation((0.0, pb.length, 0.0))
+
+
+def world_of(obj, local):
+    """Object-local points [n, 3] -> world with the object's current matrix_world (float64)."""
+    import numpy as np
+
+    m = np.array(obj.matrix_world, dtype=np.float64)
+    return np.asarray(local, dtype=np.float64) @ m[:3, :3].T + m[:3, 3]
+
+
+def proxy_depth(points_blender, fit_world):
+    """How deep each point (Blender world axes) is inside one exported-style proxy shape (scene
+    axes, ColliderFit.world): > 0 inside. Capsules here have equal radii."""
+    import numpy as np
+
+    p = np.column_stack([points_blender[:, 0], points_blender[:, 2], -points_blender[:, 1]])  # -> scene axes
+    if "center" in fit_world:
+        return fit_world["radius"] - np.linalg.norm(p - np.array(fit_world["center"]), axis=1)
+    a, b = np.array(fit_world["a"]), np.array(fit_world["b"])
+    ab = b - a
+    t = np.clip((p - a) @ ab / (ab @ ab), 0.0, 1.0)
+    return fit_world["radius_a"] - np.linalg.norm(p - (a + t[:, None] * ab), axis=1)
