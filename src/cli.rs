@@ -25,6 +25,15 @@ pub enum Command {
     /// 2 bad usage or input, 130 interrupted (Ctrl+C/SIGTERM/SIGHUP: stops before the next substep,
     /// writes no cache and removes its temporary files).
     Bake(BakeArgs),
+    /// Bake many shots (scene files, or folders of them) into OUTPUT/<shot>/, each in its own
+    /// process, JOBS at a time.
+    ///
+    /// A failed shot does not stop the others; a shot whose inputs, settings and clothbake version
+    /// are unchanged since its caches were finished is skipped (unless --force). Ends with a
+    /// summary table (--json: one `shot` event per shot and a `batch` summary). Exit codes: 0 every
+    /// shot baked or up to date, 1 a shot failed, 2 bad usage, 130 interrupted (85 when every
+    /// interrupted shot wrote a checkpoint: rerun to resume).
+    Batch(BatchArgs),
     /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd).
     Inspect(InspectArgs),
     /// Validate a scene file and everything it references, without baking.
@@ -67,6 +76,36 @@ pub struct BakeArgs {
     /// checkpoint of other inputs or settings is an error.
     #[arg(long)]
     pub resume: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// Scene files, or folders holding scene files (*.toml) or shot folders (<shot>/scene.toml).
+    #[arg(required = true, value_name = "SCENES_OR_DIRS")]
+    pub scenes: Vec<PathBuf>,
+    /// Output folder: each shot's caches and report go to OUTPUT/<shot>/ (the scene file's name,
+    /// or its folder's for <shot>/scene.toml).
+    #[arg(short = 'o', long = "output", value_name = "OUTPUT")]
+    pub output: PathBuf,
+    /// Shots baked at the same time.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub jobs: u64,
+    /// Solver threads per shot; 0 = the cores divided among the jobs.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub threads: usize,
+    /// Bake every shot, also those whose caches are up to date.
+    #[arg(long)]
+    pub force: bool,
+    /// Cache formats for every shot (overrides the scenes' [output] formats).
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
+    pub format: Option<Vec<FormatArg>>,
+    /// Checkpoint every shot every N frames and resume shots that were interrupted (see `bake
+    /// --checkpoint-every` and `--resume`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub checkpoint_every: Option<u32>,
+    /// Print one JSON object per line on stdout: `shot` per finished shot, then `batch`.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

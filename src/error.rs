@@ -28,6 +28,12 @@ pub enum CliError {
         /// The last frame simulated completely, if any.
         last_frame: Option<i32>,
     },
+    /// `batch`: some shots failed (each is named in the summary).
+    #[error("{failed} shot(s) failed")]
+    BatchFailed { failed: usize },
+    /// `batch`: interrupted; `code` is 85 when every interrupted shot wrote a checkpoint.
+    #[error("interrupted: the running shot(s) stopped{}", if *code == crate::checkpoint::EXIT_CHECKPOINTED { " after writing checkpoints; rerun the same command to resume them" } else { "" })]
+    BatchInterrupted { code: u8 },
     /// A signal stopped a resumable bake, which wrote a checkpoint first.
     #[error("interrupted after frame {frame}: checkpoint written in {}; run the same command with --resume to continue", dir.display())]
     Checkpointed { frame: i32, dir: PathBuf },
@@ -41,6 +47,8 @@ impl CliError {
             CliError::Input(_) => 2,
             CliError::Interrupted { .. } => crate::interrupt::EXIT_INTERRUPTED,
             CliError::Checkpointed { .. } => crate::checkpoint::EXIT_CHECKPOINTED,
+            CliError::BatchFailed { .. } => 1,
+            CliError::BatchInterrupted { code } => *code,
             CliError::Write { .. } | CliError::Output(_) | CliError::Simulation(_) => 1,
         }
     }

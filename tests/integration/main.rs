@@ -5,6 +5,7 @@ mod harness;
 
 mod animations;
 mod bake;
+mod batch;
 mod determinism;
 mod drivers;
 mod errors;
