@@ -41,7 +41,7 @@ pub struct BakeArgs {
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Frame range to write, inclusive, e.g. `1..24`. The simulation always starts from the
-    /// scene's frame_start (the rest state); frames before A are simulated but not written.
+    /// scene's frame_start − preroll; frames before A are simulated but not written.
     #[arg(long, value_name = "A..B", value_parser = parse_frame_range)]
     pub frames: Option<FrameRange>,
     /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
