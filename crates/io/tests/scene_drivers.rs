@@ -385,3 +385,92 @@ fn preroll_from_animation_starts_at_the_first_simulated_frame() {
     g.pin_targets(1.0, &mut t);
     assert!((t[0].z - 2.0).abs() < 1e-6);
 }
+
+const FIGURE: &str = "/work/shared/third_party/gltf/RiggedFigure.gltf";
+
+/// A scene with RiggedFigure's skinned mesh as the garment (pins following its skin, vertices
+/// 0..20) and the figure's `auto` proxies, with `preroll` lines `extra`.
+fn figure_scene(extra: &str) -> clothbake_io::LoadedScene {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("scene.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[scene]\nframe_start = 1\nframe_end = 12\ntime_offset = -0.041666668\n{extra}\n\
+             [[garment]]\nname = \"body\"\nmesh = \"{FIGURE}\"\n[garment.pin]\n\
+             vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19]\n\
+             follow = \"skin\"\n[[collider]]\ntype = \"gltf\"\nfile = \"{FIGURE}\"\nproxies = \"auto\"\n"
+        ),
+    )
+    .unwrap();
+    load_scene(&path, PRESETS).unwrap()
+}
+
+fn centre(s: &Shape) -> Vec3 {
+    match *s {
+        Shape::Sphere { center, .. } => center,
+        Shape::Capsule { a, b, .. } => (a + b) * 0.5,
+        Shape::Plane { point, .. } => point,
+    }
+}
+
+/// `preroll_from = "rest"` on a glTF character: the skinned garment starts on the rig without
+/// animation, pins and proxies ease from that pose to the animation's frame_start value, which
+/// they reach exactly; `"animation"` starts from the animation at the first simulated frame.
+#[test]
+fn gltf_rig_eases_from_its_rest_pose() {
+    let mut rest = figure_scene("preroll = 6\npreroll_from = \"rest\"");
+    let mut anim = figure_scene("preroll = 6");
+    let mut plain = figure_scene("");
+    let (gr, ga, gp) = (&rest.garments[0], &anim.garments[0], &plain.garments[0]);
+    // The rest pose is not the walk's pose at frame 1.
+    let differs = gr
+        .positions
+        .iter()
+        .zip(&gp.positions)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    assert!(
+        differs > 0.01,
+        "rest pose equals the walk's first frame ({differs} m)"
+    );
+    // Animation mode at the first simulated frame (−5): the walk holds its first key before time 0,
+    // so the pose equals frame 1's.
+    for (a, b) in ga.positions.iter().zip(&gp.positions) {
+        assert!(a.distance(*b) < 1e-6);
+    }
+    let (mut t_rest, mut t_plain) = (Vec::new(), Vec::new());
+    // Pins start on the garment's rest shape and reach the skinned targets at frame_start.
+    gr.pin_targets(-5.0, &mut t_rest);
+    for (k, &v) in gr.pins.vertices.iter().enumerate() {
+        assert!(t_rest[k].distance(gr.positions[v as usize]) < 1e-6);
+    }
+    gr.pin_targets(1.0, &mut t_rest);
+    gp.pin_targets(1.0, &mut t_plain);
+    assert_eq!(t_rest, t_plain);
+    // Half-way (frame −2, smoothstep(0.5) = 0.5): the mid-point.
+    gr.pin_targets(-2.0, &mut t_rest);
+    for (k, &v) in gr.pins.vertices.iter().enumerate() {
+        let want = gr.positions[v as usize].lerp(t_plain[k], 0.5);
+        assert!(t_rest[k].distance(want) < 1e-5, "{} vs {want}", t_rest[k]);
+    }
+    // Proxies: at frame 1 both modes agree; at −5 the rest mode differs from the walk's pose,
+    // and at −2 it is half-way between its −5 and frame-1 shapes.
+    let (mut a, mut b, mut c) = (Vec::new(), Vec::new(), Vec::new());
+    rest.colliders.shapes_at(1.0, &mut a);
+    plain.colliders.shapes_at(1.0, &mut b);
+    assert_eq!(a, b);
+    rest.colliders.shapes_at(-5.0, &mut c);
+    anim.colliders.shapes_at(-5.0, &mut b);
+    let moved = c
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| centre(x).distance(centre(y)))
+        .fold(0.0, f32::max);
+    assert!(moved > 0.01, "rest proxies equal the walk's ({moved} m)");
+    rest.colliders.shapes_at(-2.0, &mut b);
+    for ((start, mid), end) in c.iter().zip(&b).zip(&a) {
+        let want = centre(start).lerp(centre(end), 0.5);
+        assert!(centre(mid).distance(want) < 1e-5);
+    }
+}
