@@ -25,7 +25,7 @@ pub enum Command {
     /// 2 bad usage or input, 130 interrupted (Ctrl+C/SIGTERM/SIGHUP: stops before the next substep,
     /// writes no cache and removes its temporary files).
     Bake(BakeArgs),
-    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd).
+    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd) or a scene (.toml).
     Inspect(InspectArgs),
     /// Validate a scene file and everything it references, without baking.
     Check(CheckArgs),
@@ -61,7 +61,7 @@ pub struct BakeArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// File to describe: .glb, .gltf, .obj, .pc2 or .mdd.
+    /// File to describe: .glb, .gltf, .obj, .pc2, .mdd or a .toml scene.
     pub file: PathBuf,
     /// Print the description as one JSON object instead of text.
     #[arg(long)]

@@ -729,3 +729,44 @@ fn blender_export_round_trip() {
         "pinned vertex off the driver by {worst_pin} m"
     );
 }
+
+/// `check` and `inspect` show the pre-roll, the first simulated frame and each garment's driver.
+#[test]
+fn check_and_inspect_show_preroll_and_driver() {
+    let d = Dir::new();
+    let (obj, rest) = sheet();
+    d.write("sheet.obj", obj);
+    write_pc2(&d, "anim.pc2", &driver_frames(&rest, 29));
+    d.write(
+        "scene.toml",
+        scene(
+            "preroll = 5\npreroll_from = \"animation\"",
+            "driver = \"anim.pc2\"",
+            "vertices = [0, 1, 2]\nfollow = \"cache\"",
+        ),
+    );
+    let c = d.ok(&["check", "--json", "scene.toml"]);
+    let v: Value = serde_json::from_str(c.stdout.trim()).unwrap();
+    assert_eq!(v["preroll"], 5, "{v}");
+    assert_eq!(v["preroll_from"], "animation");
+    assert_eq!(v["first_simulated_frame"], -4);
+    assert_eq!(v["garments"][0]["follow"], "cache");
+    assert_eq!(v["garments"][0]["driver"]["samples"], 29);
+    assert_eq!(v["garments"][0]["driver"]["frame_start"], -4);
+    assert_eq!(v["garments"][0]["driver"]["frame_end"], 24);
+    let text = d.ok(&["check", "scene.toml"]).stdout;
+    assert!(
+        text.contains("pre-roll: 5 frame(s) from animation (simulated from frame -4, not written)"),
+        "{text}"
+    );
+    assert!(text.contains("29 samples, frames -4..24"), "{text}");
+    let i = d.ok(&["inspect", "--json", "scene.toml"]);
+    let v: Value = serde_json::from_str(i.stdout.trim()).unwrap();
+    assert_eq!(v["format"], "scene");
+    assert_eq!(v["frames"], 24);
+    assert_eq!(v["preroll"], 5);
+    assert_eq!(v["first_simulated_frame"], -4);
+    assert_eq!(v["garments"][0]["pinned"], 3);
+    assert_eq!(v["garments"][0]["driver"]["frame_end"], 24);
+    assert_eq!(v["garments"][0]["transform_keys"], Value::Null);
+}
