@@ -474,3 +474,36 @@ fn gltf_rig_eases_from_its_rest_pose() {
         assert!(centre(mid).distance(want) < 1e-5);
     }
 }
+
+/// A skinned glTF garment starts from its skinned pose at the first simulated frame and rests on
+/// its bind-pose mesh carried by its node on the rig without animation (Blender's cloth rests on
+/// the undeformed mesh).
+#[test]
+fn skinned_gltf_garment_rests_on_its_bind_pose() {
+    let s = figure_scene("");
+    let g = &s.garments[0];
+    let rest = g.rest_positions.as_ref().expect("a separate rest shape");
+    let rig = clothbake_io::gltf_rig::GltfRig::open(Path::new(FIGURE)).unwrap();
+    let node = rig.doc.find_node("Proxy").unwrap();
+    let mesh = clothbake_io::gltf_mesh::read_mesh_node(&rig.doc, &node, None).unwrap();
+    let mut world = Vec::new();
+    rig.graph.world_matrices(None, 0.0, &mut world);
+    let m = world[node.index()];
+    let mut worst_rest = 0.0f32;
+    for (v, &src) in g.welded.sim_to_source.iter().enumerate() {
+        let want = m.transform_point3(mesh.source.positions[src as usize]);
+        worst_rest = worst_rest.max(rest[v].distance(want));
+    }
+    assert!(
+        worst_rest < 1e-6,
+        "rest off the bind pose by {worst_rest} m"
+    );
+    // It starts skinned (the walk's pose at frame 1), which is not the bind pose.
+    let start_vs_rest = g
+        .positions
+        .iter()
+        .zip(rest)
+        .map(|(a, b)| a.distance(*b))
+        .fold(0.0, f32::max);
+    assert!(start_vs_rest > 0.01, "{start_vs_rest}");
+}
