@@ -34,7 +34,7 @@ pub enum Command {
     /// shot baked or up to date, 1 a shot failed, 2 bad usage, 130 interrupted (85 when every
     /// interrupted shot wrote a checkpoint: rerun to resume).
     Batch(BatchArgs),
-    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd).
+    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd) or a scene (.toml).
     Inspect(InspectArgs),
     /// Validate a scene file and everything it references, without baking.
     Check(CheckArgs),
@@ -50,7 +50,7 @@ pub struct BakeArgs {
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: Option<PathBuf>,
     /// Frame range to write, inclusive, e.g. `1..24`. The simulation always starts from the
-    /// scene's frame_start (the rest state); frames before A are simulated but not written.
+    /// scene's frame_start − preroll; frames before A are simulated but not written.
     #[arg(long, value_name = "A..B", value_parser = parse_frame_range)]
     pub frames: Option<FrameRange>,
     /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
@@ -110,7 +110,7 @@ pub struct BatchArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// File to describe: .glb, .gltf, .obj, .pc2 or .mdd.
+    /// File to describe: .glb, .gltf, .obj, .pc2, .mdd or a .toml scene.
     pub file: PathBuf,
     /// Print the description as one JSON object instead of text.
     #[arg(long)]

@@ -2,7 +2,7 @@
 //! characters, proxies, materials, pins, the solver model and the colliders at every frame) without
 //! baking or writing anything.
 
-use clothbake_io::{load_scene, Follow, PrerollFrom};
+use clothbake_io::load_scene;
 use clothbake_solver::{MovingCollider, Simulation};
 use serde_json::json;
 
@@ -40,15 +40,12 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         .map(|(g, r)| {
             json!({"name": g.spec.name, "vertices": g.num_source_vertices(),
                    "simulated_vertices": r.vertices.len(), "triangles": r.triangles.len(),
-                   "pinned": g.pins.vertices.len(), "follow": follow_name(g.pins.follow),
+                   "pinned": g.pins.vertices.len(), "follow": g.pins.follow.name(),
                    "driver": g.driver().map(|d| json!({"file": d.path.display().to_string(),
                         "samples": d.len(), "frame_start": d.frame_start, "frame_end": d.frame_end()}))})
         })
         .collect();
-    let preroll_from = match scene.preroll.from {
-        PrerollFrom::Animation => "animation",
-        PrerollFrom::Rest => "rest",
-    };
+    let preroll_from = scene.preroll.from.name();
     if args.json {
         let ev = json!({"event": "check", "ok": true, "scene": path.display().to_string(),
             "frame_start": scene.frame_start, "frame_end": scene.frame_end,
@@ -94,14 +91,4 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The scene-file spelling of a `pin.follow` value.
-fn follow_name(f: Follow) -> &'static str {
-    match f {
-        Follow::Rest => "rest",
-        Follow::Skin => "skin",
-        Follow::Node => "node",
-        Follow::Cache => "cache",
-    }
 }
