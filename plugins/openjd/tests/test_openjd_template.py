@@ -164,8 +164,12 @@ def test_a_canceled_task_leaves_a_checkpoint_and_a_rerun_resumes_it(tmp_path):
     # Nothing under a final name: no cache, no report.
     assert sorted(p.name for p in (out / name).iterdir()) == [".clothbake-resume"]
 
-    # The same job run again continues after the checkpointed frame, not from the start.
-    rerun = run_job(scenes, out, 1, checkpoint_every=5)
+    # The same job run again continues after the checkpointed frame, not from the start, even
+    # where another worker mounts the scene folder at another path.
+    moved = tmp_path / "elsewhere" / "scenes"
+    moved.parent.mkdir()
+    scenes.rename(moved)
+    rerun = run_job(moved, out, 1, checkpoint_every=5)
     log = rerun.stdout + rerun.stderr
     assert rerun.returncode == 0, log[-4000:]
     assert f"openjd_status: {name}: resuming from the checkpoint in {stage}" in log
@@ -174,7 +178,7 @@ def test_a_canceled_task_leaves_a_checkpoint_and_a_rerun_resumes_it(tmp_path):
     values = progress_values(log)
     assert len(values) == 48 - frame + 1, values  # frames frame+1..48, then the final 100
     assert values[0] == round(100 * (frame + 1) / 48, 1)
-    assert_same_caches(out / name, plain_bake(scenes, name, tmp_path / "plain"))
+    assert_same_caches(out / name, plain_bake(moved, name, tmp_path / "plain"))
     assert len(json.loads((out / name / "report.json").read_text())["frames"]) == 48
     assert not stage.exists()
 
