@@ -1,5 +1,7 @@
 """The render-farm job template, run by the real Open Job Description CLI (openjd-cli from PyPI)
-with the real clothbake binary: one task per shot, caches where the template says, failures fail."""
+with the real clothbake binary: one task per shot, caches byte-identical to a plain bake, progress
+and status lines, a cancel (Ctrl+C to `openjd run`, i.e. NOTIFY_THEN_TERMINATE) that leaves a
+checkpoint, a rerun that resumes from it, failures that fail."""
 
 from __future__ import annotations
 
