@@ -1,6 +1,9 @@
-//! A small generated character for the skirt and cape samples: a skeleton (hips, spine, chest,
-//! thighs, shins) with a procedural walk or run cycle, capsule and sphere body proxies marked with
-//! node extras `{"clothbake": {...}}`, and the garment as a mesh node parented to a joint.
+//! A small generated character for the skirt, cape and dress samples: a skeleton (hips, spine, chest,
+//! thighs, shins; arms optional) with a procedural walk or run cycle (forward travel on the hips:
+//! root motion), capsule and sphere body proxies marked with node extras `{"clothbake": {...}}`, and
+//! the garment either as an unskinned mesh node parented to a joint ([`figure_glb`]) or, with arms and
+//! a skinned low-poly body (`body.rs`), as a mesh skinned to the same skeleton
+//! ([`dressed_figure_glb`]).
 //!
 //! Y up, metres, facing +z. Animation time 0 is the bind pose; the gait fades in over `RAMP` seconds
 //! so the garment starts at rest exactly as modelled.
