@@ -25,7 +25,7 @@ use crate::sim_failure;
 use crate::stage_times::{BakeStages, Lap};
 
 /// The sample baked when no SCENE is given, and where its outputs go by default.
-const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
+const DEFAULT_SAMPLE: &str = "dress-walk";
 const DEFAULT_OUTPUT: &str = "clothbake-out";
 
 /// Bakes; stops before the next substep (removing every temporary file) once `interrupt` is
