@@ -125,13 +125,14 @@ def evaluated(scene, dress, frame, cache_on):
     return out, ev.matrix_world.copy()
 
 
-def check(scene, dress, pins, frames):
+def check(scene, dress, pins, rig_at):
     """Print, per frame, how far the cached (simulated) pinned vertices are from where the rig puts
-    them, and how far what Blender displays is from the cache (both 0 for a correct bake)."""
+    them (`rig_at[frame]`, evaluated before the bake: while the cache is shown the add-on turns the
+    dress's deforming modifiers off) and how far what Blender displays is from the cache (both 0 for
+    a correct bake)."""
     cache = next(m for m in dress.modifiers if m.type == "MESH_CACHE")
     path = bpy.path.abspath(cache.filepath)
-    for frame in frames:
-        rig, _ = evaluated(scene, dress, frame, cache_on=False)
+    for frame, rig in rig_at.items():
         shown, matrix = evaluated(scene, dress, frame, cache_on=True)
         local = pc2_frame(path, frame - int(cache.frame_start))
         simulated = [matrix @ p for p in local]  # the cache is in the object's local space
@@ -167,10 +168,11 @@ def main(argv):
             settings.output_dir = args.save and "//clothbake_cache" or os.path.join(work, "cache")
             if args.save:
                 bpy.ops.wm.save_as_mainfile(filepath=os.path.abspath(args.save))
+            rig_at = {f: evaluated(scene, dress, f, cache_on=False)[0] for f in (1, args.frame_end)}
             result = bpy.ops.clothbake.bake()
             print(f"bake: {result} {settings.status}")
             if result == {"FINISHED"}:
-                check(scene, dress, pins, (1, args.frame_end))
+                check(scene, dress, pins, rig_at)
             if args.save:
                 bpy.ops.wm.save_mainfile()
     finally:
