@@ -149,9 +149,9 @@ pub fn render(r: &BakeReport) -> String {
         ),
     ];
     for (i, (title, unit, s)) in plots.iter().enumerate() {
-        let _ = write!(
+        let _ = writeln!(
             body,
-            "<figure id=\"plot{i}\">{}</figure>\n",
+            "<figure id=\"plot{i}\">{}</figure>",
             line_plot(title, unit, &frames, s)
         );
     }
@@ -166,9 +166,9 @@ pub fn render(r: &BakeReport) -> String {
             values: r.frames.iter().map(|f| f.stages.entries()[k].1).collect(),
         })
         .collect();
-    let _ = write!(
+    let _ = writeln!(
         body,
-        "<figure id=\"stages\">{}</figure>\n",
+        "<figure id=\"stages\">{}</figure>",
         stacked_plot("Time per stage", "s", &frames, &stages)
     );
     body.push_str(

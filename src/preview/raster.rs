@@ -21,7 +21,7 @@ impl Tile {
         for y in 0..height {
             let t = y as f32 / height.max(1) as f32;
             let c = mix(top, bottom, t);
-            rgb.extend(std::iter::repeat_n(c, width as usize));
+            rgb.extend(std::iter::repeat(c).take(width as usize));
         }
         Self {
             width,

@@ -26,8 +26,10 @@ fn is_cloth(p: [u8; 3]) -> bool {
     p[0] as i32 > p[2] as i32 + 12 && p[0] >= p[1]
 }
 
-/// Per tile of the sheet: (cloth pixels, proxy-outline pixels, label pixels as a set).
-fn tiles(img: &RgbImage) -> Vec<(usize, usize, Vec<(u32, u32)>)> {
+/// What one tile of the sheet shows: cloth pixels, proxy-outline pixels, label pixel positions.
+type TileCounts = (usize, usize, Vec<(u32, u32)>);
+
+fn tiles(img: &RgbImage) -> Vec<TileCounts> {
     let mut out = Vec::new();
     for ty in 0..img.height() / TILE {
         for tx in 0..img.width() / TILE {
