@@ -1,24 +1,27 @@
 //! The contact sheet's fixed camera: orthographic, one view and one scale for every tile, fitted
 //! once to the bounds of everything drawn in every chosen frame.
 //!
-//! The view direction is the one of 16 candidates (8 azimuths 45° apart starting 30° right of the
-//! front, +Z as glTF characters face; elevations 25° and 50°) that sees the most cloth: the largest
-//! projected cloth area summed over the chosen frames, Σ ½|(b − a) × (c − a) · v|. The default
-//! three-quarter front view (30° right, 25° up) wins ties and needs to lose by 5 % (other azimuths)
-//! or 15 % (the high views) to be replaced: a hanging skirt is seen from the front right, a cape
-//! streaming out horizontally behind a runner from above.
+//! The view direction is the one of 24 candidates (12 azimuths 30° apart around the vertical, 0° =
+//! the front, +Z as glTF characters face; elevations 25° and 50°) that sees the most cloth: the
+//! largest projected cloth area summed over the chosen frames, Σ ½|(b − a) × (c − a) · v|. The
+//! default three-quarter front view (30° right, 25° up) needs to lose by 5 % (other azimuths) or
+//! 15 % (the high views) to be replaced, and ties go to the azimuth nearest it: a skirt is seen
+//! from the front right, a flat panel facing the front from the front, a cape from behind.
 
 use glam::{Vec2, Vec3};
 
 /// Candidate directions from the scene towards the camera (world, Y up) with their preference
 /// weights, the default (front right, 25° up) first.
 fn candidates() -> impl Iterator<Item = (Vec3, f32)> {
+    // Azimuths (degrees) by their distance from the default's 30°: 30, 0, 60, 330, 90, ..., 210.
+    const AZIMUTHS: [f32; 12] = [
+        30.0, 0.0, 60.0, 330.0, 90.0, 300.0, 120.0, 270.0, 150.0, 240.0, 180.0, 210.0,
+    ];
     [(25f32, 1.0f32), (50.0, 0.85)]
         .into_iter()
         .flat_map(|(elev, w)| {
-            (0..8).map(move |k| {
-                let az = (30.0 + 45.0 * k as f32).to_radians();
-                let el = elev.to_radians();
+            AZIMUTHS.iter().enumerate().map(move |(k, az)| {
+                let (az, el) = (az.to_radians(), elev.to_radians());
                 let dir = Vec3::new(az.sin() * el.cos(), el.sin(), az.cos() * el.cos());
                 (dir, if k == 0 { w } else { w * 0.95 })
             })
@@ -168,8 +171,16 @@ mod tests {
         let default = candidates().next().map(|c| c.0).unwrap_or_default();
         // Nothing to see: the default.
         assert_eq!(choose_view(std::iter::empty()), default);
-        // A vertical sheet facing the front (a hanging skirt panel): the default.
-        assert_eq!(choose_view([Vec3::Z].into_iter()), default);
+        // Cloth seen equally from every azimuth (a skirt: a cylinder of panels): the default.
+        let ring = (0..36).map(|k| {
+            let a = (k as f32 * 10.0).to_radians();
+            Vec3::new(a.sin(), 0.0, a.cos())
+        });
+        assert_eq!(choose_view(ring), default);
+        // A vertical panel facing the front: seen from the front (|n·v| = cos 25° = 0.906, × 0.95,
+        // against cos 30° · cos 25° = 0.785 at the default), not from behind (the same area).
+        let v = choose_view([Vec3::Z].into_iter());
+        assert!(v.z > 0.9 && v.x.abs() < 1e-6, "{v}");
         // A horizontal sheet (a cape streaming out): a 50° view, |n·v| = sin 50° = 0.77 against
         // sin 25° = 0.42 at the default.
         let v = choose_view([Vec3::Y].into_iter());
