@@ -14,6 +14,7 @@
 
 mod camera;
 mod font;
+mod outline;
 mod raster;
 
 use std::path::{Path, PathBuf};
@@ -45,8 +46,8 @@ const GARMENT_COLORS: [[u8; 3]; 5] = [
     [222, 92, 146],
     [232, 212, 88],
 ];
-const PROXY_COLOR: [u8; 3] = [150, 226, 255];
-const PLANE_COLOR: [u8; 3] = [120, 124, 136];
+pub(crate) const PROXY_COLOR: [u8; 3] = [150, 226, 255];
+pub(crate) const PLANE_COLOR: [u8; 3] = [120, 124, 136];
 const TEXT_COLOR: [u8; 3] = [250, 250, 250];
 const BACKGROUND: ([u8; 3], [u8; 3]) = ([58, 62, 70], [30, 32, 36]);
 
@@ -243,23 +244,20 @@ impl Preview {
         }
         let (lo, hi) = self.cloth_bounds();
         let slack = 0.01;
-        let px = cam.scale();
         for s in &c.shapes {
             match *s {
-                Shape::Sphere { center, radius } => tile.circle(
-                    cam.project(center),
-                    radius * px,
-                    PROXY_COLOR,
-                    0.3,
-                    radius + slack,
-                ),
+                Shape::Sphere { center, radius } => {
+                    outline::sphere(&mut tile, cam, center, radius, slack)
+                }
                 Shape::Capsule {
                     a,
                     b,
                     radius_a,
                     radius_b,
-                } => capsule_outline(&mut tile, cam, a, b, radius_a, radius_b, slack),
-                Shape::Plane { point, normal } => plane_grid(&mut tile, cam, point, normal, lo, hi),
+                } => outline::capsule(&mut tile, cam, a, b, radius_a, radius_b, slack),
+                Shape::Plane { point, normal } => {
+                    outline::plane(&mut tile, cam, point, normal, lo, hi)
+                }
             }
         }
         tile.label(&format!("FRAME {}", c.frame), 10, 8, 2, TEXT_COLOR);
@@ -270,56 +268,6 @@ impl Preview {
             }
         }
         tile
-    }
-}
-
-/// A tapered capsule's silhouette: both end circles and the two lines tangent to them.
-fn capsule_outline(tile: &mut Tile, cam: &Camera, a: Vec3, b: Vec3, ra: f32, rb: f32, slack: f32) {
-    let (pa, pb) = (cam.project(a), cam.project(b));
-    let px = cam.scale();
-    let (sa, sb) = (ra * px, rb * px);
-    tile.circle(pa, sa, PROXY_COLOR, 0.3, ra + slack);
-    tile.circle(pb, sb, PROXY_COLOR, 0.3, rb + slack);
-    let d = pb.0 - pa.0;
-    let len = d.length();
-    if len <= (sa - sb).abs() + 1e-3 {
-        return;
-    }
-    let u = d / len;
-    let sin = (sa - sb) / len;
-    let cos = (1.0 - sin * sin).max(0.0).sqrt();
-    for side in [1.0, -1.0] {
-        let m = u * sin + u.perp() * (cos * side);
-        tile.line(
-            (pa.0 + m * sa, pa.1),
-            (pb.0 + m * sb, pb.1),
-            PROXY_COLOR,
-            0.3,
-            ra.max(rb) + slack,
-        );
-    }
-}
-
-/// A plane as a square grid (9 lines each way) around the point of the plane nearest the cloth's
-/// centre, 1.5 × the cloth's horizontal extent across; hidden where the cloth is in front.
-fn plane_grid(tile: &mut Tile, cam: &Camera, point: Vec3, normal: Vec3, lo: Vec3, hi: Vec3) {
-    let n = normal.normalize_or_zero();
-    if n == Vec3::ZERO {
-        return;
-    }
-    let mid = (lo + hi) * 0.5;
-    let centre = mid - n * (mid - point).dot(n);
-    let half = 0.75 * (hi - lo).length().max(0.1);
-    let t1 = n.any_orthonormal_vector();
-    let t2 = n.cross(t1);
-    let steps = 8;
-    for i in 0..=steps {
-        let f = (i as f32 / steps as f32) * 2.0 - 1.0;
-        for (u, v) in [(t1, t2), (t2, t1)] {
-            let a = centre + u * (f * half) - v * half;
-            let b = centre + u * (f * half) + v * half;
-            tile.line(cam.project(a), cam.project(b), PLANE_COLOR, 0.0, 0.005);
-        }
     }
 }
 
