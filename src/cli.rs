@@ -65,6 +65,14 @@ pub struct BakeArgs {
     /// the scene's report goes next to the caches when -o is given.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// Write the bake report as a self-contained HTML page with per-frame plots (substeps, CG
+    /// iterations, max strain, contacts, self-contacts, time per stage) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub report_html: Option<PathBuf>,
+    /// Write a contact sheet (PNG) of up to 6 evenly spaced output frames to FILE: shaded cloth,
+    /// body proxies as outlines, frame numbers; 320×320 pixels per frame, 3 per row.
+    #[arg(long, value_name = "FILE")]
+    pub preview: Option<PathBuf>,
     /// Print progress, warnings and errors as one JSON object per line on stdout.
     #[arg(long)]
     pub json: bool,
@@ -105,6 +113,10 @@ pub struct BatchArgs {
     /// --checkpoint-every` and `--resume`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub checkpoint_every: Option<u32>,
+    /// Also write each shot's review files: OUTPUT/<shot>/preview.png (see `bake --preview`) and
+    /// OUTPUT/<shot>/report.html (see `bake --report-html`).
+    #[arg(long)]
+    pub preview: bool,
     /// Print one JSON object per line on stdout: `shot` per finished shot, then `batch`.
     #[arg(long)]
     pub json: bool,

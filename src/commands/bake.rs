@@ -18,6 +18,7 @@ use crate::cli::{BakeArgs, FormatArg};
 use crate::commands::sample::write_sample;
 use crate::error::{CliError, Result};
 use crate::interrupt::Interrupt;
+use crate::preview::Preview;
 use crate::progress::{FrameEvent, Reporter};
 use crate::report::{BakeReport, FrameRecord, GarmentRecord};
 use crate::scene_to_solver::{collider_shape, shape_record, PinTargetBuffers};
@@ -216,6 +217,10 @@ fn bake(
     let first_simulated = scene.first_simulated_frame();
     let resume_frame = resumed.as_ref().map(|ck| ck.frame);
     let first_step = resume_frame.map_or(first_simulated, |f| f + 1);
+    // The contact sheet keeps a few of the frames this run writes (a resumed bake: those after
+    // its checkpoint).
+    let mut preview = (args.preview.as_deref())
+        .map(|p| Preview::new(p, plan.first.max(first_step), plan.last, sim.model()));
     drop(resumed);
     scene.colliders.shapes_at(
         (first_step.max(first_simulated + 1) - 1) as f32,
@@ -306,6 +311,9 @@ fn bake(
                 .write_frame(&cache_frame)
                 .map_err(|e| CliError::Output(e.to_string()))?;
         }
+        if let Some(p) = &mut preview {
+            p.capture(frame, &sim.state().x, &shapes_start);
+        }
         stages.cache_writing = lap.lap();
         // Measured on the simulated positions against the end-of-frame collider shapes.
         solver_shapes.clear();
@@ -382,6 +390,11 @@ fn bake(
             last_frame: Some(plan.last),
         });
     }
+    // The contact sheet first: if it cannot be written, no cache takes its final name either.
+    let preview_seconds = match &preview {
+        Some(p) => p.write()?,
+        None => 0.0,
+    };
     // A resumable bake forgets its checkpoints before its caches take their final names: killed
     // in between, a rerun with --resume finds none and bakes again rather than resuming caches
     // that were moved away.
@@ -407,6 +420,9 @@ fn bake(
         }
         None => None,
     };
+    if let Some(path) = &args.report_html {
+        crate::report_html::write(&report, path)?;
+    }
     reporter.done(
         &outputs,
         report_path.as_deref(),
@@ -414,6 +430,17 @@ fn bake(
         total,
         &report.stage_totals,
     );
+    if !args.json {
+        if let Some(p) = &preview {
+            outln!(
+                "preview: {} (rendered in {preview_seconds:.3} s)",
+                p.path().display()
+            );
+        }
+        if let Some(path) = &args.report_html {
+            outln!("report page: {}", path.display());
+        }
+    }
     Ok(())
 }
 

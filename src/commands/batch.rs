@@ -27,6 +27,9 @@ use crate::scene_to_solver::material_presets;
 
 /// Name of the record of a shot's finished bake, in its output folder.
 pub const DONE_FILE: &str = ".clothbake-done.json";
+/// With `--preview`: each shot's contact sheet and report page, in its output folder.
+pub const PREVIEW_FILE: &str = "preview.png";
+pub const REPORT_HTML_FILE: &str = "report.html";
 
 /// One scene to bake.
 #[derive(Debug, Clone)]
@@ -297,7 +300,9 @@ fn bake_shot(
             return r;
         }
     };
-    if !args.force && up_to_date(&shot.out, &fingerprint) {
+    let review = [PREVIEW_FILE, REPORT_HTML_FILE];
+    let reviewed = !args.preview || review.iter().all(|f| shot.out.join(f).is_file());
+    if !args.force && reviewed && up_to_date(&shot.out, &fingerprint) {
         r.outcome = Outcome::Skipped;
         r.error = Some("up to date".into());
         return r;
@@ -316,6 +321,12 @@ fn bake_shot(
     }
     if let Some(n) = args.checkpoint_every {
         cmd.args(["--checkpoint-every", &n.to_string(), "--resume"]);
+    }
+    if args.preview {
+        cmd.arg("--preview")
+            .arg(shot.out.join(PREVIEW_FILE))
+            .arg("--report-html")
+            .arg(shot.out.join(REPORT_HTML_FILE));
     }
     // Its own process group: a Ctrl+C at the terminal reaches the batch alone, which forwards one
     // SIGTERM (a second signal would make the bake stop at once, without its checkpoint).

@@ -12,6 +12,7 @@ mod errors;
 mod inspect;
 mod interrupt;
 mod json;
+mod preview;
 mod resume;
 mod samples;
 mod self_collision;
