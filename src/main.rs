@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Command::Bake(a) => a.json,
         Command::Batch(a) => a.json,
         Command::Check(a) => a.json,
+        Command::Convert(a) => a.json,
         Command::Inspect(a) => a.json,
         Command::Sample(_) => false,
     };
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         },
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Check(a) => commands::check::run(a),
+        Command::Convert(a) => commands::convert::run(a),
         Command::Sample(a) => commands::sample::run(a),
     };
     match result {

@@ -6,6 +6,7 @@ mod harness;
 mod animations;
 mod bake;
 mod batch;
+mod convert;
 mod determinism;
 mod drivers;
 mod errors;
