@@ -26,8 +26,10 @@ space, so the axes stay at identity (forward +Y, up +Z).
 
 With the scene setting ``cache_format = 'USD'`` the bake also writes ``<name>.usda`` (same positions,
 ``upAxis = "Z"``, time code = scene frame) and the garment gets Blender's own Mesh Sequence Cache
-modifier instead, reading only the vertex positions (``read_data = {'VERT'}``, the garment keeps its
-own faces, UVs and materials) of the prim ``/<name>`` from a CacheFile datablock. It sits at the same
+modifier instead, reading only the vertex positions (``read_data = {'VERT'}``) of the prim
+``/<name>`` from a CacheFile datablock of ``<name>.blender.usda``, a small layer that sublayers the
+bake's and gives the mesh the garment's own polygons, so that the garment keeps its faces, UVs and
+materials (:func:`write_blender_layer`). It sits at the same
 place in the stack and replaces the deformers the same way. Checked in Blender 4.5
 (tests/test_blender_usd.py): the evaluated positions equal the PC2 exactly at every frame.
 """
@@ -106,8 +108,19 @@ def _remove_modifier(obj: bpy.types.Object, mod) -> None:
     """Remove our modifier, and the CacheFile of a Mesh Sequence Cache when nothing else uses it."""
     cache_file = mod.cache_file if mod.type == "MESH_SEQUENCE_CACHE" else None
     obj.modifiers.remove(mod)
-    if cache_file is not None and cache_file.users == 0:
-        bpy.data.cache_files.remove(cache_file)
+    _drop_unused(cache_file)
+
+
+def _drop_unused(cache_file) -> None:
+    """Remove a CacheFile no modifier uses any more (``cachefile.open`` gives it a user of its own, so
+    ``users`` never drops to 0 by itself)."""
+    if cache_file is None:
+        return
+    for o in bpy.data.objects:
+        for m in o.modifiers:
+            if m.type == "MESH_SEQUENCE_CACHE" and m.cache_file == cache_file:
+                return
+    bpy.data.batch_remove([cache_file])  # BlendDataCacheFiles has no remove()
 
 
 def _blend_path(path: str) -> str:
@@ -196,9 +209,53 @@ def _our_modifier(obj: bpy.types.Object, kind: str):
     return mod
 
 
+#: Stage metadata a layer that sublayers the bake's copies (they are read from the root layer only,
+#: and a sublayer of another ``timeCodesPerSecond`` would be rescaled).
+_STAGE_METADATA = ("endTimeCode", "framesPerSecond", "metersPerUnit", "startTimeCode", "timeCodesPerSecond", "upAxis")
+
+
+def write_blender_layer(obj: bpy.types.Object, usd_path: str) -> str:
+    """Write ``<name>.blender.usda`` beside the bake's layer: it sublayers it and overrides the mesh's
+    topology with the garment's own polygons (the bake's layer has the triangles the export gave the
+    binary). Blender's USD reader rebuilds a mesh whose face or corner count differs from the
+    cached layer's, dropping the garment's polygons and UVs; with its own topology it only reads
+    the positions. Returns the new layer's path."""
+    header = {}
+    with open(usd_path, encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.strip().partition(" = ")
+            if key in _STAGE_METADATA:
+                header[key] = value
+            if line.startswith("def "):
+                break
+    missing = [k for k in _STAGE_METADATA if k not in header]
+    if missing:
+        raise CacheError(f"{usd_path}: no {', '.join(missing)} in the layer header")
+    polygons = obj.data.polygons
+    counts = ", ".join(str(p.loop_total) for p in polygons)
+    indices = ", ".join(str(v) for p in polygons for v in p.vertices)
+    prim = usd_prim_name(os.path.splitext(os.path.basename(usd_path))[0])
+    meta = "".join(f"    {k} = {header[k]}\n" for k in _STAGE_METADATA)
+    text = (
+        "#usda 1.0\n(\n"
+        f'    defaultPrim = "{prim}"\n{meta}'
+        f"    subLayers = [\n        @./{os.path.basename(usd_path)}@\n    ]\n)\n\n"
+        f'over "{prim}"\n{{\n'
+        f"    int[] faceVertexCounts = [{counts}]\n"
+        f"    int[] faceVertexIndices = [{indices}]\n"
+        "}\n"
+    )
+    path = os.path.splitext(usd_path)[0] + ".blender.usda"
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    return path
+
+
 def apply_usd_cache(obj: bpy.types.Object, usd_path: str) -> bpy.types.MeshSequenceCacheModifier:
-    """Show the garment's USD layer through a Mesh Sequence Cache modifier (positions only), placed
-    and replacing the deformers as :func:`apply_cache` does."""
+    """Show the garment's USD layer through a Mesh Sequence Cache modifier (positions only, through
+    :func:`write_blender_layer`), placed and replacing the deformers as :func:`apply_cache` does."""
+    prim = usd_prim_name(os.path.splitext(os.path.basename(usd_path))[0])
+    usd_path = write_blender_layer(obj, usd_path)
     mod = _our_modifier(obj, "MESH_SEQUENCE_CACHE")
     old = mod.cache_file
     before = set(bpy.data.cache_files)
@@ -214,9 +271,8 @@ def apply_usd_cache(obj: bpy.types.Object, usd_path: str) -> bpy.types.MeshSeque
     cache_file.frame_offset = 0.0
     cache_file.scale = 1.0
     mod.cache_file = cache_file
-    if old is not None and old.users == 0:
-        bpy.data.cache_files.remove(old)
-    mod.object_path = "/" + usd_prim_name(os.path.splitext(os.path.basename(usd_path))[0])
+    _drop_unused(old)
+    mod.object_path = "/" + prim
     mod.read_data = {"VERT"}
     mod.use_vertex_interpolation = True
     _place(obj, mod)

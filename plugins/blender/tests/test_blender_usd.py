@@ -48,9 +48,10 @@ def test_usd_option_shows_the_bake_through_a_mesh_sequence_cache(usd_baked):
     assert mod.object_path == "/Shirt_Front"
     assert mod.read_data == {"VERT"}
     usd = bpy.path.abspath(mod.cache_file.filepath)
-    assert usd.endswith(os.path.join("cache", "Shirt_Front.usda")) and os.path.isfile(usd)
+    assert usd.endswith(os.path.join("cache", "Shirt_Front.blender.usda")) and os.path.isfile(usd)
+    assert os.path.isfile(usd.replace(".blender.usda", ".usda"))
     assert len(bpy.data.cache_files) == 1
-    _, samples = read_pc2(usd[: -len(".usda")] + ".pc2")
+    _, samples = read_pc2(usd[: -len(".blender.usda")] + ".pc2")
     assert samples.shape[0] == FRAMES[1] - FRAMES[0] + 1
     for frame in range(FRAMES[0], FRAMES[1] + 1):
         scene.frame_set(frame)
