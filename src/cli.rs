@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences).
+/// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences, USD).
 ///
 /// Exit codes: 0 success, 2 bad usage or bad input (the message names the file and the field),
 /// 1 the simulation failed, 130 interrupted (Ctrl+C, SIGTERM or SIGHUP: the bake stops before its

@@ -331,3 +331,41 @@ impl UsdWriter {
         Ok(path)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_valid_usd_prim_names() {
+        assert_eq!(usd_identifier("skirt"), "skirt");
+        assert_eq!(usd_identifier("3d sheet-v2"), "_3d_sheet_v2");
+        assert_eq!(usd_identifier("Shirt.Front"), "Shirt_Front");
+        assert_eq!(usd_identifier(""), "_");
+        assert_eq!(usd_identifier("Röck"), "R_ck");
+    }
+
+    #[test]
+    fn floats_are_shortest_round_trip_and_non_finite_named() {
+        let mut s = String::new();
+        for x in [0.1f32, 1.0 / 3.0, -0.0, 1e-30, 3.4028235e38, f32::MIN_POSITIVE] {
+            s.clear();
+            push_f32(&mut s, x);
+            assert_eq!(s.parse::<f32>().unwrap().to_bits(), x.to_bits(), "{s}");
+            // Parsed as a double first (as pxr does) and then rounded to f32: the same bits.
+            assert_eq!((s.parse::<f64>().unwrap() as f32).to_bits(), x.to_bits(), "{s}");
+        }
+        for (x, t) in [(f32::NAN, "nan"), (f32::INFINITY, "inf"), (f32::NEG_INFINITY, "-inf")] {
+            s.clear();
+            push_f32(&mut s, x);
+            assert_eq!(s, t);
+        }
+    }
+
+    #[test]
+    fn bounds_mark_nan_components() {
+        let (lo, hi) = bounds(&[Vec3::new(1.0, f32::NAN, 0.0), Vec3::new(-1.0, 2.0, 3.0)]);
+        assert_eq!((lo.x, hi.x, lo.z, hi.z), (-1.0, 1.0, 0.0, 3.0));
+        assert!(lo.y.is_nan() && hi.y.is_nan());
+    }
+}
