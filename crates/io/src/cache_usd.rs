@@ -348,14 +348,29 @@ mod tests {
     #[test]
     fn floats_are_shortest_round_trip_and_non_finite_named() {
         let mut s = String::new();
-        for x in [0.1f32, 1.0 / 3.0, -0.0, 1e-30, 3.4028235e38, f32::MIN_POSITIVE] {
+        for x in [
+            0.1f32,
+            1.0 / 3.0,
+            -0.0,
+            1e-30,
+            3.4028235e38,
+            f32::MIN_POSITIVE,
+        ] {
             s.clear();
             push_f32(&mut s, x);
             assert_eq!(s.parse::<f32>().unwrap().to_bits(), x.to_bits(), "{s}");
             // Parsed as a double first (as pxr does) and then rounded to f32: the same bits.
-            assert_eq!((s.parse::<f64>().unwrap() as f32).to_bits(), x.to_bits(), "{s}");
+            assert_eq!(
+                (s.parse::<f64>().unwrap() as f32).to_bits(),
+                x.to_bits(),
+                "{s}"
+            );
         }
-        for (x, t) in [(f32::NAN, "nan"), (f32::INFINITY, "inf"), (f32::NEG_INFINITY, "-inf")] {
+        for (x, t) in [
+            (f32::NAN, "nan"),
+            (f32::INFINITY, "inf"),
+            (f32::NEG_INFINITY, "-inf"),
+        ] {
             s.clear();
             push_f32(&mut s, x);
             assert_eq!(s, t);
