@@ -18,3 +18,4 @@ mod samples;
 mod self_collision;
 mod sim_failure;
 mod stages;
+mod usd;
