@@ -47,8 +47,8 @@ fn scene_formats_bake_and_batch_write_the_same_usd_layer() {
 
     // The scene's own [output] formats.
     let text = std::fs::read_to_string(d.path(scene)).unwrap();
-    let text = text.replace("[output]", "[output]\nformats = [\"usd\", \"pc2\"]");
-    assert!(!text.contains("formats = [\"pc2\"]"), "{text}");
+    assert!(text.contains("formats = [\"pc2\"]"), "{text}");
+    let text = text.replace("formats = [\"pc2\"]", "formats = [\"usd\", \"pc2\"]");
     d.write("shots/sheet/scene.toml", text);
     d.ok(&["bake", scene, "-o", "b", "--frames", "1..5"]);
     assert_eq!(
