@@ -122,10 +122,17 @@ class BakeJob:
             self.cleanup()
             return False, str(e)
         before = cache_modifier.referenced_bake_dirs()
-        for obj, pc2 in checked:
-            if self.use_usd:
-                cache_modifier.apply_usd_cache(obj, cache_modifier.usd_path_of(pc2))
-            else:
+        if self.use_usd:
+            try:  # write every garment's Blender layer first: a failure there changes nothing
+                layers = [(obj, cache_modifier.write_blender_layer(obj, cache_modifier.usd_path_of(pc2)))
+                          for obj, pc2 in checked]
+            except (cache_modifier.CacheError, OSError) as e:
+                self.cleanup()
+                return False, str(e)
+            for obj, layer in layers:
+                cache_modifier.apply_usd_cache(obj, layer)
+        else:
+            for obj, pc2 in checked:
                 cache_modifier.apply_cache(obj, pc2, self.frame_start)
         after = cache_modifier.referenced_bake_dirs()
         for folder in before - after:  # earlier bakes that nothing shows any more

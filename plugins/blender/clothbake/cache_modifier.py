@@ -251,11 +251,11 @@ def write_blender_layer(obj: bpy.types.Object, usd_path: str) -> str:
     return path
 
 
-def apply_usd_cache(obj: bpy.types.Object, usd_path: str) -> bpy.types.MeshSequenceCacheModifier:
-    """Show the garment's USD layer through a Mesh Sequence Cache modifier (positions only, through
-    :func:`write_blender_layer`), placed and replacing the deformers as :func:`apply_cache` does."""
-    prim = usd_prim_name(os.path.splitext(os.path.basename(usd_path))[0])
-    usd_path = write_blender_layer(obj, usd_path)
+def apply_usd_cache(obj: bpy.types.Object, layer_path: str) -> bpy.types.MeshSequenceCacheModifier:
+    """Show a garment's ``<name>.blender.usda`` (:func:`write_blender_layer`) through a Mesh Sequence
+    Cache modifier (positions only), placed and replacing the deformers as :func:`apply_cache` does."""
+    usd_path = layer_path
+    prim = usd_prim_name(os.path.basename(layer_path)[: -len(".blender.usda")])
     mod = _our_modifier(obj, "MESH_SEQUENCE_CACHE")
     old = mod.cache_file
     before = set(bpy.data.cache_files)
