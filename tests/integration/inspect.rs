@@ -70,8 +70,10 @@ fn inspect_a_baked_cache() {
 #[test]
 fn inspect_reports_per_frame_bounds_and_non_finite_values_of_every_cache() {
     let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
     d.ok(&[
         "bake",
+        &scene,
         "--frames",
         "1..3",
         "-o",
