@@ -8,6 +8,15 @@ pub enum CliError {
     /// Bad input: a scene, mesh or cache that cannot be used. The message names file and field.
     #[error("{0}")]
     Input(String),
+    /// Bad input found while reading a file (keeps clothbake-io's file, field or element, kind).
+    #[error(transparent)]
+    File(#[from] clothbake_io::IoError),
+    /// The scene's garments do not make a valid solver model (garment and element named).
+    #[error("{}: {source}", scene.display())]
+    Model {
+        scene: PathBuf,
+        source: clothbake_solver::ModelError,
+    },
     /// An output file or folder cannot be written.
     #[error("{}: cannot write: {source}", path.display())]
     Write {
@@ -44,7 +53,7 @@ impl CliError {
     /// interrupted, 85 when interrupted after writing a checkpoint.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Input(_) => 2,
+            CliError::Input(_) | CliError::File(_) | CliError::Model { .. } => 2,
             CliError::Interrupted { .. } => crate::interrupt::EXIT_INTERRUPTED,
             CliError::Checkpointed { .. } => crate::checkpoint::EXIT_CHECKPOINTED,
             CliError::BatchFailed { .. } => 1,

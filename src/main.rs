@@ -11,6 +11,7 @@ macro_rules! outln {
     }};
 }
 
+mod bake_setup;
 mod checkpoint;
 mod cli;
 mod commands;

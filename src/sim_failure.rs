@@ -25,6 +25,20 @@ pub fn step_error(err: &SimError, frame: i32, names: &[String]) -> CliError {
              the state cannot be advanced (extreme gravity, wind or material values?)",
             all_garments(names)
         ),
+        SimError::Torn {
+            garment,
+            triangle,
+            strain,
+            limit,
+            ..
+        } => format!(
+            "frame {frame}: garment {}: triangle {triangle} stretched to {:.1}x its rest length \
+             (strain {strain:.2}, scene.strain_limit {limit}): the cloth is being torn apart; check \
+             that its pins follow the body (pin.follow) and that no collider passes through pinned \
+             cloth",
+            garment_label(*garment, names),
+            strain + 1.0
+        ),
         other => format!("frame {frame}: {other}"),
     };
     CliError::Simulation(message)

@@ -2,21 +2,17 @@
 //! characters, proxies, materials, pins, the solver model and the colliders at every frame) without
 //! baking or writing anything.
 
-use clothbake_io::load_scene;
-use clothbake_solver::{MovingCollider, Simulation};
+use clothbake_solver::MovingCollider;
 use serde_json::json;
 
+use crate::bake_setup::PreparedBake;
 use crate::cli::CheckArgs;
 use crate::error::{CliError, Result};
-use crate::scene_to_solver::{collider_shape, garment_descs, material_presets, sim_settings};
+use crate::scene_to_solver::collider_shape;
 
 pub fn run(args: &CheckArgs) -> Result<()> {
     let path = &args.scene;
-    let presets = material_presets();
-    let mut scene = load_scene(path, &presets).map_err(|e| CliError::Input(e.to_string()))?;
-    let descs = garment_descs(&scene)?;
-    let sim = Simulation::new(descs, sim_settings(&scene))
-        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    let PreparedBake { mut scene, sim } = PreparedBake::load(path)?;
     // Every collider must be a valid shape at every frame of the bake.
     let mut shapes = Vec::new();
     for frame in scene.first_simulated_frame()..=scene.frame_end {

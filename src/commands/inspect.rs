@@ -39,7 +39,7 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         .unwrap_or("")
         .to_ascii_lowercase();
     let mut info = Inspection(vec![("file", json!(path.display().to_string()))]);
-    let io = |e: clothbake_io::IoError| CliError::Input(e.to_string());
+    let io = CliError::File;
     match ext.as_str() {
         _ if sequence => inspect_cache(path, &mut info).map_err(io)?,
         "glb" | "gltf" => inspect_gltf(path, &mut info).map_err(io)?,

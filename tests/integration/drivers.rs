@@ -282,6 +282,38 @@ fn rest_shape_is_the_mesh_files_not_the_drivers() {
 }
 
 /// Column-major matrix array of a rigid motion in Blender axes.
+/// Writes `sheet.obj`: `positions` as its `v` lines and the faces of `text` (an OBJ).
+fn write_obj(d: &Dir, text: &str, positions: impl Iterator<Item = Vec3>) {
+    let mut obj = String::new();
+    for q in positions {
+        obj.push_str(&format!("v {} {} {}\n", q.x, q.y, q.z));
+    }
+    for l in text.lines().filter(|l| l.starts_with("f ")) {
+        obj.push_str(l);
+        obj.push('\n');
+    }
+    d.write("sheet.obj", obj);
+}
+
+/// Bakes the scene with `garment` and `pin` lines twice, written in Z-up world space and in the
+/// garment's local space; returns (world, local) frames.
+fn bake_world_and_local(d: &Dir, garment: &str, pin: &str) -> (Vec<Vec<Vec3>>, Vec<Vec<Vec3>>) {
+    for space in ["world", "local"] {
+        d.write(
+            &format!("{space}.toml"),
+            scene("", garment, pin).replace(
+                "formats = [\"pc2\"]",
+                &format!("formats = [\"pc2\"]\nup = \"z\"\nspace = \"{space}\""),
+            ),
+        );
+        d.ok(&["bake", &format!("{space}.toml"), "-o", space]);
+    }
+    (
+        read_out(d, "world/cloth.pc2"),
+        read_out(d, "local/cloth.pc2"),
+    )
+}
+
 fn mat_array(m: Mat4) -> String {
     let a = m.to_cols_array();
     let items: Vec<String> = a.iter().map(|x| format!("{x:?}")).collect();
@@ -297,16 +329,7 @@ fn transform_keys_and_local_output_equal_the_world_bake() {
     let (text, rest_y) = sheet();
     // The OBJ in Blender axes.
     let to_z = |p: Vec3| Vec3::new(p.x, -p.z, p.y);
-    let mut obj = String::new();
-    for p in &rest_y {
-        let q = to_z(*p);
-        obj.push_str(&format!("v {} {} {}\n", q.x, q.y, q.z));
-    }
-    for l in text.lines().filter(|l| l.starts_with("f ")) {
-        obj.push_str(l);
-        obj.push('\n');
-    }
-    d.write("sheet.obj", obj);
+    write_obj(&d, &text, rest_y.iter().map(|&p| to_z(p)));
     // Keys in Blender axes: forward along +X, turning about Z, slightly scaled.
     let key = |f: i32| {
         let s = (f - 1) as f32 / 23.0;
@@ -321,24 +344,7 @@ fn transform_keys_and_local_output_equal_the_world_bake() {
         .collect();
     let garment = format!("up = \"z\"\ntransform_keys = [\n{}\n]", keys.join(",\n"));
     let pin = "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]\nfollow = \"node\"";
-    d.write(
-        "world.toml",
-        scene("", &garment, pin).replace(
-            "formats = [\"pc2\"]",
-            "formats = [\"pc2\"]\nup = \"z\"\nspace = \"world\"",
-        ),
-    );
-    d.write(
-        "local.toml",
-        scene("", &garment, pin).replace(
-            "formats = [\"pc2\"]",
-            "formats = [\"pc2\"]\nup = \"z\"\nspace = \"local\"",
-        ),
-    );
-    d.ok(&["bake", "world.toml", "-o", "w"]);
-    d.ok(&["bake", "local.toml", "-o", "l"]);
-    let world = read_out(&d, "w/cloth.pc2");
-    let local = read_out(&d, "l/cloth.pc2");
+    let (world, local) = bake_world_and_local(&d, &garment, pin);
     assert_eq!(world.len(), 24);
     assert_eq!(local.len(), 24);
     let mut worst = 0.0f32;
@@ -388,15 +394,11 @@ fn preroll_settles_before_the_first_written_frame() {
     let d = Dir::new();
     let (text, rest_y) = sheet();
     // Horizontal: rows go along −Z instead of down.
-    let mut obj = String::new();
-    for p in &rest_y {
-        obj.push_str(&format!("v {} {} {}\n", p.x, TOP, p.y - TOP));
-    }
-    for l in text.lines().filter(|l| l.starts_with("f ")) {
-        obj.push_str(l);
-        obj.push('\n');
-    }
-    d.write("sheet.obj", obj);
+    write_obj(
+        &d,
+        &text,
+        rest_y.iter().map(|p| Vec3::new(p.x, TOP, p.y - TOP)),
+    );
     let pin = "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]";
     d.write("plain.toml", scene(DAMPED, "", pin));
     d.write(
@@ -661,16 +663,7 @@ fn blender_export_round_trip() {
     let d = Dir::new();
     let (text, rest_y) = sheet();
     let to_z = |p: Vec3| Vec3::new(p.x, -p.z, p.y);
-    let mut obj = String::new();
-    for p in &rest_y {
-        let q = to_z(*p);
-        obj.push_str(&format!("v {} {} {}\n", q.x, q.y, q.z));
-    }
-    for l in text.lines().filter(|l| l.starts_with("f ")) {
-        obj.push_str(l);
-        obj.push('\n');
-    }
-    d.write("sheet.obj", obj);
+    write_obj(&d, &text, rest_y.iter().map(|&p| to_z(p)));
     // matrix_world: forward along +X, turning about Z (Blender's up).
     let key = |k: usize| {
         let s = k as f32 / 23.0;
@@ -697,19 +690,7 @@ fn blender_export_round_trip() {
         keys.join(",\n")
     );
     let pin = "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]\nfollow = \"cache\"";
-    for (name, space) in [("world", "world"), ("local", "local")] {
-        d.write(
-            &format!("{name}.toml"),
-            scene("", &garment, pin).replace(
-                "formats = [\"pc2\"]",
-                &format!("formats = [\"pc2\"]\nup = \"z\"\nspace = \"{space}\""),
-            ),
-        );
-    }
-    d.ok(&["bake", "world.toml", "-o", "w"]);
-    d.ok(&["bake", "local.toml", "-o", "l"]);
-    let world = read_out(&d, "w/cloth.pc2");
-    let local = read_out(&d, "l/cloth.pc2");
+    let (world, local) = bake_world_and_local(&d, &garment, pin);
     let (mut worst, mut worst_pin) = (0.0f32, 0.0f32);
     for k in 0..24 {
         let shown: Vec<Vec3> = local[k]

@@ -192,6 +192,9 @@ pub struct Settings {
     /// Adaptive substeps: largest growth of the largest triangle strain (dimensionless, > 0) a
     /// substep may have before it is retried at half size (BW §6).
     pub strain_jump: Option<f32>,
+    /// Largest triangle strain (dimensionless, > 0) before the bake fails as torn apart; default
+    /// the solver's (10).
+    pub strain_limit: Option<f32>,
     /// Linear air damping c, kg/(m²·s) (>= 0): per-vertex drag −c·A·(v − v_wind), Blender's "air
     /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
     #[serde(default = "default_air_damping")]
@@ -216,6 +219,7 @@ impl Default for Settings {
             cg_tolerance: None,
             cg_max_iterations: None,
             strain_jump: None,
+            strain_limit: None,
             air_damping: default_air_damping(),
         }
     }
@@ -709,6 +713,9 @@ impl Validator<'_> {
         self.non_negative("scene.air_damping", s.air_damping)?;
         if let Some(t) = s.cg_tolerance {
             self.positive("scene.cg_tolerance", t)?;
+        }
+        if let Some(l) = s.strain_limit {
+            self.positive("scene.strain_limit", l)?;
         }
         if let Some(j) = s.strain_jump {
             self.positive("scene.strain_jump", j)?;

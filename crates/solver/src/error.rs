@@ -126,6 +126,21 @@ pub enum SimError {
         "the linear solve produced non-finite values at t = {time} s, down to h = {h} s ({halvings} halvings)"
     )]
     SolveNonFinite { time: f64, h: f32, halvings: u32 },
+    /// A triangle stretched beyond [`crate::SimSettings::strain_limit`] in an accepted substep:
+    /// the cloth is being torn apart (pins left behind by the body they belong to, a collider
+    /// driven through pinned cloth) and the bake stops instead of going on with a meaningless and
+    /// ever costlier state.
+    #[error(
+        "garment {garment}: triangle {triangle} stretched to strain {strain} (limit {limit}) at t = {time} s"
+    )]
+    Torn {
+        garment: usize,
+        /// Triangle index within the garment's simulated mesh.
+        triangle: u32,
+        strain: f32,
+        limit: f32,
+        time: f64,
+    },
     #[error("bad step input: {0}")]
     Input(String),
     /// The stop flag ([`crate::Simulation::set_stop_flag`]) was raised; the frame was left

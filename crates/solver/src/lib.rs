@@ -33,6 +33,9 @@ pub use material::Material;
 pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};
 pub use report::{FrameReport, StageTimes, SubstepReport};
 pub use self_collision::SelfCollisionParams;
-pub use sim::{RestoreError, SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_STRAIN_JUMP};
+pub use sim::{
+    RestoreError, SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_STRAIN_JUMP,
+    DEFAULT_STRAIN_LIMIT,
+};
 pub use state::{Clock, State, StepController, STATE_VERSION};
 pub use workspace::Workspace;

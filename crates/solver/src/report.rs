@@ -49,6 +49,8 @@ pub struct SubstepReport {
     pub cg: CgResult,
     /// Largest triangle stretch strain at the end of the substep (dimensionless).
     pub max_strain: f32,
+    /// The (global) triangle with `max_strain`.
+    pub worst_triangle: u32,
     /// Largest strain at the start of the substep.
     pub start_strain: f32,
     /// Vertices constrained by collider contacts.

@@ -23,6 +23,12 @@ use std::sync::Arc;
 /// 0.23–0.26 strain on impact in substeps that each stay below 0.1, against 0.10 with 4× smaller
 /// steps. 0.03 keeps it at 0.09 for 27 % more substeps (BENCHMARKS.md, "what each change bought").
 pub const DEFAULT_STRAIN_JUMP: f32 = 0.03;
+/// Default of [`SimSettings::strain_limit`]. Woven cloth tears long before it doubles in length;
+/// past ten times its rest length a triangle says the simulation is being torn apart (measured on
+/// the dress-walk sample with pins left at rest while the figure walks away: strain 1.3 at frame
+/// 10, 13 at frame 13, 58 at frame 17, after which the cloth–cloth broad phase's candidates (and
+/// memory, 1 GB and climbing) explode).
+pub const DEFAULT_STRAIN_LIMIT: f32 = 10.0;
 /// Upper bound of [`SimSettings::max_halvings`] (substeps down to 2⁻²⁰ of the nominal size).
 pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
@@ -59,6 +65,10 @@ pub struct SimSettings {
     /// A_i the vertex's lumped rest area and v_air the wind velocity (zero without wind); Blender's
     /// "air viscosity". Default [`DEFAULT_AIR_DAMPING`].
     pub air_damping: f32,
+    /// A substep that ends with a triangle stretched beyond this strain (dimensionless; 10 = eleven
+    /// times its rest length), even at the smallest substep, fails the frame with
+    /// [`SimError::Torn`]. Default [`DEFAULT_STRAIN_LIMIT`].
+    pub strain_limit: f32,
     /// MPCG preconditioner (default block incomplete Cholesky).
     pub preconditioner: Preconditioner,
     /// Find the cloth–cloth proximity contacts of a substep on another thread while its linear
@@ -79,6 +89,7 @@ impl Default for SimSettings {
             strain_jump: DEFAULT_STRAIN_JUMP,
             max_halvings: 4,
             air_damping: DEFAULT_AIR_DAMPING,
+            strain_limit: DEFAULT_STRAIN_LIMIT,
             preconditioner: Preconditioner::default(),
             proximity_ahead: true,
         }
@@ -111,6 +122,9 @@ impl SimSettings {
         }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");
+        }
+        if !(self.strain_limit.is_finite() && self.strain_limit > 0.0) {
+            return bad("strain_limit", self.strain_limit as f64, "finite and > 0");
         }
         if !(self.air_damping.is_finite() && self.air_damping >= 0.0) {
             return bad("air_damping", self.air_damping as f64, "finite and >= 0");
@@ -355,6 +369,19 @@ impl Simulation {
                     time: state.clock.time,
                     h: sub.h,
                     halvings: state.controller.h_scale,
+                });
+            }
+            if r.max_strain > settings.strain_limit {
+                accept::restore(state, ws);
+                let t = r.worst_triangle as usize;
+                let garment = self.model.garment_of(self.model.triangles[t][0] as usize);
+                let first = self.model.garments[garment].triangles.start;
+                return Err(SimError::Torn {
+                    garment,
+                    triangle: (t - first) as u32,
+                    strain: r.max_strain,
+                    limit: settings.strain_limit,
+                    time: state.clock.time,
                 });
             }
             // Accepted (possibly at the smallest size, or with adaptive stepping off): a CG failure

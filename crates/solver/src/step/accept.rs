@@ -11,23 +11,35 @@ use crate::sim::{SimSettings, GROW_AFTER};
 use crate::state::State;
 use crate::workspace::Workspace;
 
-/// The largest triangle strain at x1 and why the substep should be rejected, if it should.
+/// The largest triangle strain at x1, the triangle that has it, and why the substep should be
+/// rejected, if it should.
 pub(crate) fn judge(
     model: &Model,
     settings: &SimSettings,
     state: &State,
     cg: &CgResult,
     start_strain: f32,
-) -> (f32, Option<&'static str>) {
+) -> (f32, u32, Option<&'static str>) {
     let x1 = &state.x;
-    let max_strain = (0..model.triangles.len())
+    // Deterministic argmax: the larger strain, then the lower index.
+    let (max_strain, worst) = (0..model.triangles.len())
         .into_par_iter()
         .map(|t| {
             let tri = model.triangles[t];
             let mat = &model.materials[model.triangle_material[t] as usize];
-            strain(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat)
+            let s = strain(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat);
+            (s, t as u32)
         })
-        .reduce(|| 0.0, f32::max);
+        .reduce(
+            || (0.0, 0),
+            |a, b| {
+                if b.0 > a.0 || (b.0 == a.0 && b.1 < a.1) {
+                    b
+                } else {
+                    a
+                }
+            },
+        );
     let rejected = if cg.non_finite {
         Some("non-finite solve")
     } else if !cg.converged {
@@ -37,7 +49,7 @@ pub(crate) fn judge(
     } else {
         None
     };
-    (max_strain, rejected)
+    (max_strain, worst, rejected)
 }
 
 /// First vertex with a non-finite position or velocity.

@@ -95,12 +95,14 @@ pub(crate) fn substep(
         None => (0, 0),
     };
 
-    let (max_strain, rejected) = accept::judge(model, settings, state, &cg, start_strain);
+    let (max_strain, worst_triangle, rejected) =
+        accept::judge(model, settings, state, &cg, start_strain);
     lap.lap(&mut times.other);
     Ok(SubstepReport {
         h: sub.h,
         cg,
         max_strain,
+        worst_triangle,
         start_strain,
         contacts: ws.constraints.active.len() as u32,
         min_collider_distance: min_distance,
