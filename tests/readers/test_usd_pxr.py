@@ -86,3 +86,25 @@ def test_pxr_z_up_and_odd_garment_name(tmp_path):
     pts = UsdGeom.Mesh(prim).GetPointsAttr()
     for k, frame in enumerate(frames):
         assert [tuple(p) for p in pts.Get(1.0 + k)] == frame
+
+
+def test_pxr_reads_non_finite_values_that_convert_carries(skirt, tmp_path):
+    """A PC2 with a NaN and an infinity planted, converted to USD: pxr reads the same values (the
+    layer writes them as nan/inf) and every other point unchanged."""
+    import struct
+
+    data = bytearray((skirt / "skirt.pc2").read_bytes())
+    n = struct.unpack_from("<i", data, 16)[0]
+    struct.pack_into("<f", data, 32 + 12 * n * 2 + 12 * 5 + 4, float("nan"))
+    struct.pack_into("<f", data, 32 + 12 * n * 3 + 12 * 7, float("-inf"))
+    (tmp_path / "bad.pc2").write_bytes(data)
+    run("convert", tmp_path / "bad.pc2", tmp_path / "bad.usda", "--mesh", skirt / "skirt.0003.obj")
+    _, _, frames = read_pc2(tmp_path / "bad.pc2")
+    stage = Usd.Stage.Open(str(tmp_path / "bad.usda"))  # kept alive: its prims die with it
+    pts = UsdGeom.Mesh(stage.GetDefaultPrim()).GetPointsAttr()
+    for k, frame in enumerate(frames):
+        got = [tuple(p) for p in pts.Get(3.0 + k)]
+        for i, (g, w) in enumerate(zip(got, frame)):
+            for c in range(3):
+                assert (math.isnan(g[c]) and math.isnan(w[c])) or g[c] == w[c], (k, i, c)
+    assert math.isnan(pts.Get(5.0)[5][1]) and pts.Get(6.0)[7][0] == float("-inf")
