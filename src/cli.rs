@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-/// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences).
+/// Bake cloth on animated characters into point caches (PC2, MDD, OBJ sequences, USD).
 ///
 /// Exit codes: 0 success, 2 bad usage or bad input (the message names the file and the field),
 /// 1 the simulation failed, 130 interrupted (Ctrl+C, SIGTERM or SIGHUP: the bake stops before its
@@ -36,10 +36,17 @@ pub enum Command {
     /// shot baked or up to date, 1 a shot failed, 2 bad usage, 130 interrupted (85 when every
     /// interrupted shot wrote a checkpoint: rerun to resume).
     Batch(BatchArgs),
-    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd) or a scene (.toml).
+    /// Describe a mesh, character or cache file (.glb, .gltf, .obj, .pc2, .mdd, .usda, OBJ
+    /// sequence) or a scene (.toml).
     Inspect(InspectArgs),
     /// Validate a scene file and everything it references, without baking.
     Check(CheckArgs),
+    /// Convert a point cache between PC2, MDD, OBJ sequences and USD, frame by frame.
+    ///
+    /// OBJ and USD outputs need a topology: the input's own (OBJ sequence, USD), --mesh or
+    /// --scene with --garment. Exit codes: 0 done, 2 bad usage or input (file and element named;
+    /// nothing is written), 1 the output could not be written.
+    Convert(ConvertArgs),
     /// List the sample scenes, or write one (scene file and its assets) to a folder.
     Sample(SampleArgs),
 }
@@ -58,7 +65,7 @@ pub struct BakeArgs {
     /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
-    /// Cache formats, comma separated: pc2, mdd, obj (overrides the scene's [output] formats).
+    /// Cache formats, comma separated: pc2, mdd, obj, usd (overrides the scene's [output] formats).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub format: Option<Vec<FormatArg>>,
     /// Write the bake report (JSON) to FILE (overrides the scene's [output] report). Without it,
@@ -124,11 +131,54 @@ pub struct BatchArgs {
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// File to describe: .glb, .gltf, .obj, .pc2, .mdd or a .toml scene.
+    /// File to describe: .glb, .gltf, .obj, .pc2, .mdd, .usda, an OBJ sequence (folder or
+    /// NAME.####.obj) or a .toml scene. Caches list each frame's bounds and non-finite values.
     pub file: PathBuf,
     /// Print the description as one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Input cache: .pc2, .mdd, .usda (the layout clothbake writes), a folder of OBJ frames or
+    /// NAME.####.obj.
+    #[arg(value_name = "IN")]
+    pub input: PathBuf,
+    /// Output: .pc2, .mdd, .usda (.usd is written as text too), NAME.####.obj or a folder/ (OBJ
+    /// frames named after --garment or the input).
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+    /// Topology for OBJ/USD output: an .obj, or a .glb/.gltf with one mesh node, with the cache's
+    /// vertex count and order.
+    #[arg(long, value_name = "MESH", conflicts_with = "scene")]
+    pub mesh: Option<PathBuf>,
+    /// Scene whose garment --garment gives the topology, fps and up.
+    #[arg(long, value_name = "SCENE", requires = "garment")]
+    pub scene: Option<PathBuf>,
+    /// Garment of --scene (and the USD prim / OBJ name).
+    #[arg(long, value_name = "NAME")]
+    pub garment: Option<String>,
+    /// Frames per second where the input does not say (PC2, OBJ; default: the scene's, the
+    /// input's, else 24).
+    #[arg(long, value_name = "FPS", value_parser = parse_fps)]
+    pub fps: Option<f32>,
+    /// USD upAxis of the output (positions are not converted): y or z (default: the scene's
+    /// output.up, the input's, else y).
+    #[arg(long, value_name = "AXIS", value_parser = ["y", "z"])]
+    pub up: Option<String>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_fps(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(f) if f.is_finite() && f > 0.0 => Ok(f),
+        _ => Err(format!(
+            "expected a positive number of frames per second, got {s:?}"
+        )),
+    }
 }
 
 #[derive(Debug, Args)]
@@ -170,6 +220,9 @@ pub enum FormatArg {
     Mdd,
     /// One Wavefront OBJ per frame: <garment>.<frame:04>.obj.
     Obj,
+    /// USD layer <garment>.usda: a UsdGeomMesh with time-sampled points (pxr, Blender, Houdini,
+    /// Maya, Omniverse).
+    Usd,
 }
 
 /// An inclusive frame range `A..B` (also accepts `A..=B` and `A-B`).

@@ -43,6 +43,7 @@ fn main() -> ExitCode {
         Command::Bake(a) => a.json,
         Command::Batch(a) => a.json,
         Command::Check(a) => a.json,
+        Command::Convert(a) => a.json,
         Command::Inspect(a) => a.json,
         Command::Sample(_) => false,
     };
@@ -61,6 +62,7 @@ fn main() -> ExitCode {
         },
         Command::Inspect(a) => commands::inspect::run(a),
         Command::Check(a) => commands::check::run(a),
+        Command::Convert(a) => commands::convert::run(a),
         Command::Sample(a) => commands::sample::run(a),
     };
     match result {

@@ -140,6 +140,7 @@ fn bake(
             num_points: g.num_source_vertices(),
             faces: &g.source_faces,
             timing,
+            up: scene.file.output.up,
         };
         let progress = resumed.as_ref().map(|ck| &ck.caches[i]);
         let w = GarmentCacheWriter::open(target, progress).map_err(|e| match progress {
@@ -488,6 +489,7 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: &Path) -> Result<Plan>
                     FormatArg::Pc2 => Format::Pc2,
                     FormatArg::Mdd => Format::Mdd,
                     FormatArg::Obj => Format::Obj,
+                    FormatArg::Usd => Format::Usd,
                 };
                 if !f.contains(&x) {
                     f.push(x);

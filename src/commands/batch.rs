@@ -505,6 +505,7 @@ impl FormatArg {
             FormatArg::Pc2 => "pc2",
             FormatArg::Mdd => "mdd",
             FormatArg::Obj => "obj",
+            FormatArg::Usd => "usd",
         }
     }
 }

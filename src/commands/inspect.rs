@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
+use clothbake_io::cache_stream::is_obj_sequence;
 use clothbake_io::gltf_mesh::read_mesh_node;
 use clothbake_io::gltf_rig::GltfRig;
 use clothbake_io::obj_mesh::read_obj;
 use clothbake_io::proxies_auto::auto_proxies;
 use clothbake_io::proxies_marked::marked_proxies;
-use clothbake_io::{load_scene, read_mdd, read_pc2, Shape};
+use clothbake_io::{load_scene, CacheKind, CacheStream, Shape};
 use glam::{Mat4, Vec3};
 use serde_json::{json, Value};
 
@@ -28,7 +29,8 @@ impl Inspection {
 
 pub fn run(args: &InspectArgs) -> Result<()> {
     let path = &args.file;
-    if !path.is_file() {
+    let sequence = is_obj_sequence(path);
+    if !path.is_file() && !sequence {
         return Err(CliError::input(path, "file not found"));
     }
     let ext = path
@@ -39,6 +41,7 @@ pub fn run(args: &InspectArgs) -> Result<()> {
     let mut info = Inspection(vec![("file", json!(path.display().to_string()))]);
     let io = CliError::File;
     match ext.as_str() {
+        _ if sequence => inspect_cache(path, &mut info).map_err(io)?,
         "glb" | "gltf" => inspect_gltf(path, &mut info).map_err(io)?,
         "obj" => {
             let m = read_obj(path).map_err(io)?;
@@ -49,29 +52,12 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             info.add("uvs", m.tri_uvs.is_some());
             info.add("bounds", bounds(m.positions.iter().copied()));
         }
-        "pc2" => {
-            let c = read_pc2(path).map_err(io)?;
-            info.add("format", "pc2");
-            info.add("points", c.num_points);
-            info.add("frames", c.frames.len());
-            info.add("start_frame", c.start_frame);
-            info.add("sample_rate", c.sample_rate);
-            cache_stats(&c.frames, &mut info);
-        }
-        "mdd" => {
-            let c = read_mdd(path).map_err(io)?;
-            info.add("format", "mdd");
-            info.add("points", c.num_points);
-            info.add("frames", c.frames.len());
-            info.add("first_time", c.times.first().copied());
-            info.add("last_time", c.times.last().copied());
-            cache_stats(&c.frames, &mut info);
-        }
+        "pc2" | "mdd" | "usda" | "usd" => inspect_cache(path, &mut info).map_err(io)?,
         "toml" => inspect_scene(path, &mut info).map_err(io)?,
         _ => {
             return Err(CliError::input(
                 path,
-                "unknown file type (expected .glb, .gltf, .obj, .pc2, .mdd or a .toml scene)",
+                "unknown file type (expected .glb, .gltf, .obj, .pc2, .mdd, .usda, an OBJ sequence folder or NAME.####.obj, or a .toml scene)",
             ))
         }
     }
@@ -152,10 +138,100 @@ fn round_floats(v: &mut Value) {
     }
 }
 
-fn cache_stats(frames: &[Vec<Vec3>], info: &mut Inspection) {
-    let non_finite = frames.iter().flatten().filter(|p| !p.is_finite()).count();
+/// Non-finite values listed at most (the count is always complete).
+const MAX_NON_FINITE_LISTED: usize = 100;
+
+/// A coordinate as JSON: a number, or "NaN"/"inf"/"-inf".
+fn coord(x: f32) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else if x.is_nan() {
+        json!("NaN")
+    } else if x > 0.0 {
+        json!("inf")
+    } else {
+        json!("-inf")
+    }
+}
+
+/// A point cache of any format, read frame by frame: its header, each frame's bounding box
+/// (finite values) and number of non-finite points, the non-finite points themselves (frame,
+/// point, position; the first 100) and the bounds of all frames.
+fn inspect_cache(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()> {
+    let mut c = CacheStream::open(path)?;
+    info.add("format", c.kind.name());
+    info.add("points", c.num_points);
+    info.add("frames", c.num_frames);
+    match c.kind {
+        CacheKind::Pc2 => {
+            info.add("start_frame", c.frame_start);
+            info.add("sample_rate", c.frame_step);
+        }
+        CacheKind::Mdd => {
+            let times = c.times.clone().unwrap_or_default();
+            info.add("first_time", times.first().copied());
+            info.add("last_time", times.last().copied());
+            info.add("fps", c.fps);
+        }
+        CacheKind::Usd | CacheKind::ObjSeq => {
+            info.add("frame_start", c.frame_start);
+            if c.kind == CacheKind::Usd {
+                info.add("fps", c.fps);
+                info.add(
+                    "up",
+                    c.up.map(|u| if u == clothbake_io::Up::Z { "z" } else { "y" }),
+                );
+            }
+            info.add("faces", c.faces.as_ref().map(Vec::len));
+        }
+    }
+    let mut frame = Vec::with_capacity(c.num_points);
+    let mut per_frame = Vec::with_capacity(c.num_frames);
+    let mut listed = Vec::new();
+    let mut non_finite = 0usize;
+    let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+    for k in 0..c.num_frames {
+        c.next_frame(&mut frame)?;
+        let number = c.frame_start + k as f64 * c.frame_step;
+        let mut bad = 0usize;
+        for (i, p) in frame.iter().enumerate() {
+            if !p.is_finite() {
+                bad += 1;
+                if listed.len() < MAX_NON_FINITE_LISTED {
+                    listed.push(json!({
+                        "frame": number,
+                        "point": i,
+                        "position": p.to_array().map(coord),
+                    }));
+                }
+            }
+        }
+        non_finite += bad;
+        let b = bounds(frame.iter().copied());
+        if let (Some(min), Some(max)) = (b.get("min"), b.get("max")) {
+            let v = |x: &Value, i: usize| x[i].as_f64().unwrap_or(0.0) as f32;
+            lo = lo.min(Vec3::new(v(min, 0), v(min, 1), v(min, 2)));
+            hi = hi.max(Vec3::new(v(max, 0), v(max, 1), v(max, 2)));
+        }
+        per_frame.push(json!({
+            "frame": number,
+            "min": b.get("min"),
+            "max": b.get("max"),
+            "non_finite": bad,
+        }));
+    }
     info.add("non_finite_values", non_finite);
-    info.add("bounds", bounds(frames.iter().flatten().copied()));
+    info.add("non_finite", listed);
+    info.add(
+        "bounds",
+        if lo.x > hi.x {
+            Value::Null
+        } else {
+            json!({"min": lo.to_array(), "max": hi.to_array()})
+        },
+    );
+    info.add("frame_bounds", per_frame);
+    Ok(())
 }
 
 /// `{"min": [..], "max": [..]}` over the finite points, or null when there are none.

@@ -3,5 +3,6 @@
 pub mod bake;
 pub mod batch;
 pub mod check;
+pub mod convert;
 pub mod inspect;
 pub mod sample;

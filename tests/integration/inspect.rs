@@ -66,3 +66,87 @@ fn inspect_a_baked_cache() {
     assert_eq!(v["frames"], 3);
     assert_eq!(v["non_finite_values"], 0);
 }
+
+/// Every cache format reports each frame's bounding box and lists its non-finite values.
+#[test]
+fn inspect_reports_per_frame_bounds_and_non_finite_values_of_every_cache() {
+    let d = Dir::new();
+    let scene = d.sample("sheet-on-sphere");
+    d.ok(&[
+        "bake",
+        &scene,
+        "--frames",
+        "1..3",
+        "-o",
+        "out",
+        "--format",
+        "pc2,mdd,obj,usd",
+    ]);
+    let pc2 = std::fs::read(d.path("out/sheet.pc2")).unwrap();
+    let first = |k: usize| -> [f32; 3] {
+        let o = 32 + 12 * k;
+        std::array::from_fn(|c| {
+            f32::from_le_bytes(pc2[o + 4 * c..o + 4 * c + 4].try_into().unwrap())
+        })
+    };
+    for file in [
+        "out/sheet.pc2",
+        "out/sheet.mdd",
+        "out/sheet.usda",
+        "out/sheet.####.obj",
+        "out",
+    ] {
+        let v = inspect_json(&d, file);
+        assert_eq!(v["points"], 441, "{file}");
+        assert_eq!(v["frames"], 3, "{file}");
+        assert_eq!(v["non_finite_values"], 0, "{file}");
+        let fb = v["frame_bounds"].as_array().unwrap();
+        assert_eq!(fb.len(), 3, "{file}");
+        assert_eq!(fb[0]["frame"], 1.0, "{file}");
+        // Frame 1's box from the PC2's own floats.
+        let pts: Vec<[f32; 3]> = (0..441).map(first).collect();
+        for c in 0..3 {
+            let lo = pts.iter().map(|p| p[c]).fold(f32::INFINITY, f32::min);
+            let hi = pts.iter().map(|p| p[c]).fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(
+                fb[0]["min"][c].as_f64().unwrap() as f32,
+                lo,
+                "{file} min[{c}]"
+            );
+            assert_eq!(
+                fb[0]["max"][c].as_f64().unwrap() as f32,
+                hi,
+                "{file} max[{c}]"
+            );
+        }
+    }
+    // A NaN and an infinity planted in frames 2 and 3 are found, named and kept out of the boxes.
+    let mut bad = pc2.clone();
+    bad[32 + 12 * 441 + 12 * 5 + 4..][..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    bad[32 + 2 * 12 * 441 + 12 * 7..][..4].copy_from_slice(&f32::INFINITY.to_le_bytes());
+    d.write("bad.pc2", &bad);
+    for file in ["bad.pc2", "bad.usda"] {
+        if file == "bad.usda" {
+            d.ok(&[
+                "convert",
+                "bad.pc2",
+                "bad.usda",
+                "--mesh",
+                "out/sheet.0001.obj",
+            ]);
+        }
+        let v = inspect_json(&d, file);
+        assert_eq!(v["non_finite_values"], 2, "{file}");
+        assert_eq!(v["non_finite"][0]["frame"], 2.0);
+        assert_eq!(v["non_finite"][0]["point"], 5);
+        assert_eq!(v["non_finite"][0]["position"][1], "NaN");
+        assert_eq!(v["non_finite"][1]["frame"], 3.0);
+        assert_eq!(v["non_finite"][1]["point"], 7);
+        assert_eq!(v["non_finite"][1]["position"][0], "inf");
+        let fb = v["frame_bounds"].as_array().unwrap();
+        assert_eq!(fb[0]["non_finite"], 0);
+        assert_eq!(fb[1]["non_finite"], 1);
+        assert_eq!(fb[2]["non_finite"], 1);
+        assert!(fb[1]["min"][1].as_f64().unwrap().is_finite());
+    }
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::harness::Dir;
 
-const FORMATS: &str = "pc2,mdd,obj";
+const FORMATS: &str = "pc2,mdd,obj,usd";
 
 /// xorshift64* for the kill delays (deterministic per seed).
 struct Rng(u64);

@@ -1,7 +1,8 @@
-//! All the caches of one garment at once: `<dir>/<name>.pc2`, `.mdd` and `.<frame:04>.obj`,
-//! streamed frame by frame (memory ∝ vertex count). A resumable bake stages them in a folder
-//! that outlives the process (`<stage>/<name>.pc2.partial`, `<name>.mdd.partial`, complete OBJ
-//! frames), records their [`CacheProgress`] in its checkpoints and continues them from it.
+//! All the caches of one garment at once: `<dir>/<name>.pc2`, `.mdd`, `.usda` and
+//! `.<frame:04>.obj`, streamed frame by frame (memory ∝ vertex count). A resumable bake stages them
+//! in a folder that outlives the process (`<stage>/<name>.pc2.partial`, `<name>.mdd.partial`,
+//! `<name>.usda.partial` with `<name>.usda.extent.partial`, complete OBJ frames), records their
+//! [`CacheProgress`] in its checkpoints and continues them from it.
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::cache_mdd::MddWriter;
 use crate::cache_obj_seq::ObjSeqWriter;
 use crate::cache_pc2::Pc2Writer;
+use crate::cache_usd::{usd_file_name, UsdLayerInfo, UsdWriter};
 use crate::error::{IoError, Result};
-use crate::scene::Format;
+use crate::scene::{Format, Up};
 
 /// Frame range and rate of a bake, for cache headers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,6 +35,9 @@ pub struct CacheProgress {
     /// Bytes of the staged PC2 and MDD files, if written.
     pub pc2_bytes: Option<u64>,
     pub mdd_bytes: Option<u64>,
+    /// Bytes of the staged USD layer and of its staged extents, if written.
+    #[serde(default)]
+    pub usd_bytes: Option<(u64, u64)>,
 }
 
 /// The writers of one garment.
@@ -40,6 +45,7 @@ pub struct GarmentCacheWriter {
     pc2: Option<Pc2Writer>,
     mdd: Option<MddWriter>,
     obj: Option<ObjSeqWriter>,
+    usd: Option<UsdWriter>,
     next_frame: i32,
     frame_start: i32,
 }
@@ -52,9 +58,11 @@ pub struct CacheTarget<'a> {
     pub name: &'a str,
     pub formats: &'a [Format],
     pub num_points: usize,
-    /// Source-order polygons, for the OBJ sequence.
+    /// Source-order polygons, for the OBJ sequence and the USD layer.
     pub faces: &'a [Vec<u32>],
     pub timing: CacheTiming,
+    /// Axis convention of the positions (the USD layer's `upAxis`).
+    pub up: Up,
 }
 
 impl GarmentCacheWriter {
@@ -69,6 +77,7 @@ impl GarmentCacheWriter {
             pc2: None,
             mdd: None,
             obj: None,
+            usd: None,
             next_frame: t.timing.frame_start + frames as i32,
             frame_start: t.timing.frame_start,
         };
@@ -135,6 +144,41 @@ impl GarmentCacheWriter {
                         )?,
                     })
                 }
+                Format::Usd if w.usd.is_none() => {
+                    let path = t.dir.join(usd_file_name(name));
+                    let info = UsdLayerInfo {
+                        frame_start: t.timing.frame_start,
+                        num_frames: t.timing.num_frames,
+                        fps: t.timing.fps,
+                        up: t.up,
+                    };
+                    let (n, faces) = (t.num_points, t.faces);
+                    w.usd = Some(match (staged("usda"), staged("usda.extent"), progress) {
+                        (Some(temp), Some(ext), None) => {
+                            UsdWriter::create_staged(&path, &temp, &ext, name, n, faces, info)?
+                        }
+                        (Some(temp), Some(ext), Some(p)) => {
+                            let (len, ext_len) = p.usd_bytes.ok_or_else(|| {
+                                IoError::invalid(
+                                    &path,
+                                    "",
+                                    "the checkpoint has no record of this cache (another set of formats?)",
+                                )
+                            })?;
+                            UsdWriter::resume_staged(
+                                &path,
+                                &temp,
+                                &ext,
+                                n,
+                                info,
+                                frames as usize,
+                                len,
+                                ext_len,
+                            )?
+                        }
+                        _ => UsdWriter::create(&path, name, n, faces, info)?,
+                    });
+                }
                 _ => {}
             }
         }
@@ -147,11 +191,12 @@ impl GarmentCacheWriter {
             frames: (self.next_frame - self.frame_start) as u32,
             pc2_bytes: self.pc2.as_mut().map(Pc2Writer::sync).transpose()?,
             mdd_bytes: self.mdd.as_mut().map(MddWriter::sync).transpose()?,
+            usd_bytes: self.usd.as_mut().map(UsdWriter::sync).transpose()?,
         })
     }
 
     /// Creates `dir` if needed and starts one writer per format. `faces` (source-order vertex
-    /// indices) are used by the OBJ sequence.
+    /// indices) are used by the OBJ sequence and the USD layer, `up` is the USD layer's `upAxis`.
     pub fn create(
         dir: &Path,
         name: &str,
@@ -159,6 +204,7 @@ impl GarmentCacheWriter {
         num_points: usize,
         faces: &[Vec<u32>],
         timing: CacheTiming,
+        up: Up,
     ) -> Result<Self> {
         Self::open(
             CacheTarget {
@@ -169,6 +215,7 @@ impl GarmentCacheWriter {
                 num_points,
                 faces,
                 timing,
+                up,
             },
             None,
         )
@@ -185,17 +232,23 @@ impl GarmentCacheWriter {
         if let Some(w) = &mut self.obj {
             w.write_frame(self.next_frame, positions)?;
         }
+        if let Some(w) = &mut self.usd {
+            w.write_frame(positions)?;
+        }
         self.next_frame += 1;
         Ok(())
     }
 
-    /// Finishes all files and returns their final paths (PC2, MDD, then the OBJ frames).
+    /// Finishes all files and returns their final paths (PC2, MDD, USD, then the OBJ frames).
     pub fn finish(self) -> Result<Vec<PathBuf>> {
         let mut out = Vec::new();
         if let Some(w) = self.pc2 {
             out.push(w.finish()?);
         }
         if let Some(w) = self.mdd {
+            out.push(w.finish()?);
+        }
+        if let Some(w) = self.usd {
             out.push(w.finish()?);
         }
         if let Some(w) = self.obj {

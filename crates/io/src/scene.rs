@@ -42,6 +42,8 @@ pub enum Format {
     Mdd,
     /// `<name>.<frame:04>.obj`, one OBJ per frame.
     Obj,
+    /// `<name>.usda`, a USD layer with a time-sampled `UsdGeomMesh` (see `cache_usd`).
+    Usd,
 }
 
 /// How the garment's rest shape (the unstretched state) is taken.

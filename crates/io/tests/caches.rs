@@ -4,7 +4,8 @@
 use std::path::Path;
 
 use clothbake_io::{
-    read_mdd, read_pc2, CacheTiming, Format, GarmentCacheWriter, MddWriter, ObjSeqWriter, Pc2Writer,
+    read_mdd, read_pc2, CacheTiming, Format, GarmentCacheWriter, MddWriter, ObjSeqWriter,
+    Pc2Writer, Up,
 };
 use glam::Vec3;
 
@@ -215,7 +216,7 @@ fn all_formats_writer(out: &Path, frame_start: i32) -> GarmentCacheWriter {
     };
     let formats = [Format::Pc2, Format::Mdd, Format::Obj];
     let mut w =
-        GarmentCacheWriter::create(out, "g", &formats, 2, &[vec![0, 1, 0]], timing).unwrap();
+        GarmentCacheWriter::create(out, "g", &formats, 2, &[vec![0, 1, 0]], timing, Up::Y).unwrap();
     for f in frames() {
         w.write_frame(&f).unwrap();
     }

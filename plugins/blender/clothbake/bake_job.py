@@ -45,6 +45,8 @@ class BakeJob:
     def __init__(self, context):
         self.scene_name = context.scene.name
         self.frame_start = context.scene.clothbake.frame_start
+        #: Load the bake through the USD layer (Mesh Sequence Cache) instead of the PC2 (Mesh Cache).
+        self.use_usd = context.scene.clothbake.cache_format == "USD"
         #: Samples each cache must hold: frame_start .. frame_end (pre-roll frames are not written).
         self.samples = context.scene.clothbake.frame_end - self.frame_start + 1
         self.bake_dir: str | None = None
@@ -61,7 +63,8 @@ class BakeJob:
             self._make_bake_dir(context.scene)
             self.caches = export.export_scene(context, self.bake_dir)
             argv = [binary, "bake", os.path.join(self.bake_dir, export.SCENE_FILE),
-                    "-o", os.path.join(self.bake_dir, export.CACHE_SUBDIR), "--format", "pc2", "--json"]
+                    "-o", os.path.join(self.bake_dir, export.CACHE_SUBDIR),
+                    "--format", "pc2,usd" if self.use_usd else "pc2", "--json"]
             self.process = runner.BakeProcess(argv, cwd=self.bake_dir)
             self.started_at = time.monotonic()
             self.process.start()
@@ -119,8 +122,18 @@ class BakeJob:
             self.cleanup()
             return False, str(e)
         before = cache_modifier.referenced_bake_dirs()
-        for obj, pc2 in checked:
-            cache_modifier.apply_cache(obj, pc2, self.frame_start)
+        if self.use_usd:
+            try:  # write every garment's Blender layer first: a failure there changes nothing
+                layers = [(obj, cache_modifier.write_blender_layer(obj, cache_modifier.usd_path_of(pc2)))
+                          for obj, pc2 in checked]
+            except (cache_modifier.CacheError, OSError) as e:
+                self.cleanup()
+                return False, str(e)
+            for obj, layer in layers:
+                cache_modifier.apply_usd_cache(obj, layer)
+        else:
+            for obj, pc2 in checked:
+                cache_modifier.apply_cache(obj, pc2, self.frame_start)
         after = cache_modifier.referenced_bake_dirs()
         for folder in before - after:  # earlier bakes that nothing shows any more
             cache_modifier.remove_bake_dir(folder)
@@ -145,6 +158,9 @@ class BakeJob:
                     f"garment '{name}': cache has {points} points but the mesh has {len(obj.data.vertices)} vertices")
             if samples != frames:
                 raise cache_modifier.CacheError(f"garment '{name}': cache has {samples} samples, expected {frames}")
+            if self.use_usd and not os.path.isfile(cache_modifier.usd_path_of(pc2)):
+                raise cache_modifier.CacheError(
+                    f"garment '{name}': the binary wrote no USD layer {cache_modifier.usd_path_of(pc2)}")
             checked.append((obj, pc2))
         return checked
 

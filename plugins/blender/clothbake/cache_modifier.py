@@ -23,12 +23,22 @@ Checked in Blender 4.5 (tests/test_blender_bake.py, test_blender_character.py): 
 ``frame - frame_start`` (ignoring the PC2 header's own start frame), holds the first sample before and
 the last after, and interpolates linearly between samples at sub-frames. The cache is in object-local
 space, so the axes stay at identity (forward +Y, up +Z).
+
+With the scene setting ``cache_format = 'USD'`` the bake also writes ``<name>.usda`` (same positions,
+``upAxis = "Z"``, time code = scene frame) and the garment gets Blender's own Mesh Sequence Cache
+modifier instead, reading only the vertex positions (``read_data = {'VERT'}``) of the prim
+``/<name>`` from a CacheFile datablock of ``<name>.blender.usda``, a small layer that sublayers the
+bake's and gives the mesh the garment's own polygons, so that the garment keeps its faces, UVs and
+materials (:func:`write_blender_layer`). It sits at the same
+place in the stack and replaces the deformers the same way. Checked in Blender 4.5
+(tests/test_blender_usd.py): the evaluated positions equal the PC2 exactly at every frame.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 from contextlib import contextmanager
@@ -74,9 +84,43 @@ def read_pc2_header(path: str) -> tuple[int, float, float, int]:
     return points, start, rate, samples
 
 
+#: The modifier types the bake adds (PC2 and USD).
+CACHE_TYPES = ("MESH_CACHE", "MESH_SEQUENCE_CACHE")
+
+
 def find_modifier(obj: bpy.types.Object):
     mod = obj.modifiers.get(MODIFIER_NAME)
-    return mod if mod is not None and mod.type == "MESH_CACHE" else None
+    return mod if mod is not None and mod.type in CACHE_TYPES else None
+
+
+def usd_path_of(pc2_path: str) -> str:
+    """The USD layer the bake writes beside a PC2: ``<name>.usda``."""
+    return os.path.splitext(pc2_path)[0] + ".usda"
+
+
+def usd_prim_name(name: str) -> str:
+    """The prim clothbake names a garment's mesh: ``[A-Za-z_][A-Za-z0-9_]*`` (others become ``_``)."""
+    s = re.sub(r"[^A-Za-z0-9]", "_", name)
+    return "_" + s if not s or s[0].isdigit() else s
+
+
+def _remove_modifier(obj: bpy.types.Object, mod) -> None:
+    """Remove our modifier, and the CacheFile of a Mesh Sequence Cache when nothing else uses it."""
+    cache_file = mod.cache_file if mod.type == "MESH_SEQUENCE_CACHE" else None
+    obj.modifiers.remove(mod)
+    _drop_unused(cache_file)
+
+
+def _drop_unused(cache_file) -> None:
+    """Remove a CacheFile no modifier uses any more (``cachefile.open`` gives it a user of its own, so
+    ``users`` never drops to 0 by itself)."""
+    if cache_file is None:
+        return
+    for o in bpy.data.objects:
+        for m in o.modifiers:
+            if m.type == "MESH_SEQUENCE_CACHE" and m.cache_file == cache_file:
+                return
+    bpy.data.batch_remove([cache_file])  # BlendDataCacheFiles has no remove()
 
 
 def _blend_path(path: str) -> str:
@@ -153,13 +197,92 @@ def showing_animation(obj: bpy.types.Object):
             mod.show_viewport = value
 
 
+def _our_modifier(obj: bpy.types.Object, kind: str):
+    """The garment's cache modifier of type ``kind``, replacing one of the other type."""
+    restore_modifiers(obj)  # a re-bake: start from the user's own state
+    mod = find_modifier(obj)
+    if mod is not None and mod.type != kind:
+        _remove_modifier(obj, mod)
+        mod = None
+    if mod is None:
+        mod = obj.modifiers.new(MODIFIER_NAME, kind)
+    return mod
+
+
+#: Stage metadata a layer that sublayers the bake's copies (they are read from the root layer only,
+#: and a sublayer of another ``timeCodesPerSecond`` would be rescaled).
+_STAGE_METADATA = ("endTimeCode", "framesPerSecond", "metersPerUnit", "startTimeCode", "timeCodesPerSecond", "upAxis")
+
+
+def write_blender_layer(obj: bpy.types.Object, usd_path: str) -> str:
+    """Write ``<name>.blender.usda`` beside the bake's layer: it sublayers it and overrides the mesh's
+    topology with the garment's own polygons (the bake's layer has the triangles the export gave the
+    binary). Blender's USD reader rebuilds a mesh whose face or corner count differs from the
+    cached layer's, dropping the garment's polygons and UVs; with its own topology it only reads
+    the positions. Returns the new layer's path."""
+    header = {}
+    with open(usd_path, encoding="utf-8") as f:
+        for line in f:
+            key, _, value = line.strip().partition(" = ")
+            if key in _STAGE_METADATA:
+                header[key] = value
+            if line.startswith("def "):
+                break
+    missing = [k for k in _STAGE_METADATA if k not in header]
+    if missing:
+        raise CacheError(f"{usd_path}: no {', '.join(missing)} in the layer header")
+    polygons = obj.data.polygons
+    counts = ", ".join(str(p.loop_total) for p in polygons)
+    indices = ", ".join(str(v) for p in polygons for v in p.vertices)
+    prim = usd_prim_name(os.path.splitext(os.path.basename(usd_path))[0])
+    meta = "".join(f"    {k} = {header[k]}\n" for k in _STAGE_METADATA)
+    text = (
+        "#usda 1.0\n(\n"
+        f'    defaultPrim = "{prim}"\n{meta}'
+        f"    subLayers = [\n        @./{os.path.basename(usd_path)}@\n    ]\n)\n\n"
+        f'over "{prim}"\n{{\n'
+        f"    int[] faceVertexCounts = [{counts}]\n"
+        f"    int[] faceVertexIndices = [{indices}]\n"
+        "}\n"
+    )
+    path = os.path.splitext(usd_path)[0] + ".blender.usda"
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    return path
+
+
+def apply_usd_cache(obj: bpy.types.Object, layer_path: str) -> bpy.types.MeshSequenceCacheModifier:
+    """Show a garment's ``<name>.blender.usda`` (:func:`write_blender_layer`) through a Mesh Sequence
+    Cache modifier (positions only), placed and replacing the deformers as :func:`apply_cache` does."""
+    usd_path = layer_path
+    prim = usd_prim_name(os.path.basename(layer_path)[: -len(".blender.usda")])
+    mod = _our_modifier(obj, "MESH_SEQUENCE_CACHE")
+    old = mod.cache_file
+    before = set(bpy.data.cache_files)
+    if bpy.ops.cachefile.open(filepath=os.path.abspath(usd_path)) != {"FINISHED"}:
+        raise CacheError(f"Blender cannot open the USD layer {usd_path}")
+    new = [c for c in bpy.data.cache_files if c not in before]
+    if len(new) != 1:
+        raise CacheError(f"Blender did not load the USD layer {usd_path}")
+    cache_file = new[0]
+    cache_file.filepath = _blend_path(usd_path)
+    cache_file.is_sequence = False
+    cache_file.override_frame = False
+    cache_file.frame_offset = 0.0
+    cache_file.scale = 1.0
+    mod.cache_file = cache_file
+    _drop_unused(old)
+    mod.object_path = "/" + prim
+    mod.read_data = {"VERT"}
+    mod.use_vertex_interpolation = True
+    _place(obj, mod)
+    return mod
+
+
 def apply_cache(obj: bpy.types.Object, pc2_path: str, frame_start: int) -> bpy.types.MeshCacheModifier:
     """Add (or update) the garment's Mesh Cache modifier after its last deforming modifier, and disable
     the deformers before it (sample i shows at frame_start + i)."""
-    restore_modifiers(obj)  # a re-bake: start from the user's own state
-    mod = find_modifier(obj)
-    if mod is None:
-        mod = obj.modifiers.new(MODIFIER_NAME, "MESH_CACHE")
+    mod = _our_modifier(obj, "MESH_CACHE")
     mod.cache_format = "PC2"
     mod.filepath = _blend_path(pc2_path)
     mod.deform_mode = "OVERWRITE"
@@ -173,6 +296,12 @@ def apply_cache(obj: bpy.types.Object, pc2_path: str, frame_start: int) -> bpy.t
     mod.flip_axis = (False, False, False)
     mod.factor = 1.0
     mod.vertex_group = ""
+    _place(obj, mod)
+    return mod
+
+
+def _place(obj: bpy.types.Object, mod) -> None:
+    """Show ``mod`` right after the last deforming modifier and disable the deformers before it."""
     mod.show_viewport = mod.show_render = True
     target = insertion_index(obj)
     index = list(obj.modifiers).index(mod)
@@ -185,10 +314,11 @@ def apply_cache(obj: bpy.types.Object, pc2_path: str, frame_start: int) -> bpy.t
             other.show_viewport = other.show_render = False
     if states:
         obj[SAVED_PROP] = json.dumps(states)
-    return mod
 
 
 def cache_path(mod) -> str:
+    if mod.type == "MESH_SEQUENCE_CACHE":
+        return bpy.path.abspath(mod.cache_file.filepath) if mod.cache_file is not None else ""
     return bpy.path.abspath(mod.filepath)
 
 
@@ -223,6 +353,6 @@ def remove_cache(obj: bpy.types.Object) -> str | None:
         restore_modifiers(obj)  # the user deleted the modifier by hand: still give the deformers back
         return None
     path = cache_path(mod)
-    obj.modifiers.remove(mod)
+    _remove_modifier(obj, mod)
     restore_modifiers(obj)
     return path

@@ -11,7 +11,7 @@ from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProp
 #: Material presets of the binary (`clothbake sample --list`, docs/scene-format.md).
 MATERIAL_PRESETS = ("cotton", "silk", "denim", "leather", "jersey", "wool", "polyester")
 
-#: Name of the Mesh Cache modifier the bake adds to each garment.
+#: Name of the Mesh Cache (or Mesh Sequence Cache, for USD) modifier the bake adds to each garment.
 MODIFIER_NAME = "ClothBake"
 
 # Blender 4.5 warns about '//' in path properties unless they declare support (an unknown option
@@ -110,6 +110,16 @@ class ClothbakeSceneSettings(bpy.types.PropertyGroup):
         name="Output",
         description="Folder for bakes; '//' is relative to the .blend (a temporary folder while it is unsaved)",
         default="//clothbake_cache", subtype="DIR_PATH", options=_BLEND_RELATIVE,
+    )
+    cache_format: EnumProperty(
+        name="Load As",
+        description="How the bake is shown on the garments",
+        items=(
+            ("PC2", "PC2 (Mesh Cache)", "The bake's PC2 through a Mesh Cache modifier"),
+            ("USD", "USD (Mesh Sequence Cache)",
+             "The bake's USD layer (also written with the PC2) through Blender's own Mesh Sequence Cache modifier"),
+        ),
+        default="PC2",
     )
     status: StringProperty(name="Status", description="Outcome of the last bake or free", default="")
 
