@@ -12,6 +12,8 @@ macro_rules! outln {
 }
 
 mod checkpoint;
+#[cfg(test)]
+mod checkpoint_fuzz;
 mod cli;
 mod commands;
 mod error;
