@@ -5,6 +5,7 @@ mod harness;
 
 mod animations;
 mod bake;
+mod broken_files;
 mod determinism;
 mod drivers;
 mod errors;

@@ -19,6 +19,15 @@ impl GltfDocument {
     /// Reads and validates `path`; every buffer is loaded and checked against its declared length.
     pub fn open(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+        // The gltf crate takes anything without the GLB magic for JSON.
+        if crate::scene::extension(path) == "glb" && !bytes.starts_with(b"glTF") {
+            let magic = String::from_utf8_lossy(&bytes[..bytes.len().min(4)]).into_owned();
+            return Err(IoError::parse(
+                path,
+                "header",
+                format!("not a GLB file (magic {magic:?}, expected \"glTF\")"),
+            ));
+        }
         let gltf = gltf::Gltf::from_slice_without_validation(&bytes)
             .map_err(|e| IoError::parse(path, "", describe(&e)))?;
         let gltf::Gltf { document, blob } = gltf;
