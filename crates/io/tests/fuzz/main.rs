@@ -67,7 +67,7 @@ fn corpus_replays_without_panic() {
 }
 
 proptest! {
-    #![proptest_config(config(1, 600))]
+    #![proptest_config(config(1, 1500))]
     #[test]
     fn pc2_reader(seed in any::<Index>(), edits in byte_edits(4)) {
         let seeds = cache_seeds();
@@ -80,7 +80,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(2, 600))]
+    #![proptest_config(config(2, 1500))]
     #[test]
     fn mdd_reader(seed in any::<Index>(), edits in byte_edits(4)) {
         let seeds = cache_seeds();
@@ -93,7 +93,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(3, 300))]
+    #![proptest_config(config(3, 500))]
     #[test]
     fn cache_readers_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..200), magic in any::<bool>()) {
         let tmp = tempfile::tempdir().unwrap();
@@ -108,7 +108,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(4, 600))]
+    #![proptest_config(config(4, 1000))]
     #[test]
     fn checkpoint_container(seed in any::<Index>(), edits in byte_edits(4)) {
         let seeds = cache_seeds();
@@ -127,7 +127,7 @@ const OBJ_SAMPLES: &[(&str, &str)] = &[
 ];
 
 proptest! {
-    #![proptest_config(config(5, 250))]
+    #![proptest_config(config(5, 600))]
     #[test]
     fn obj_reader_and_scene(which in any::<Index>(), edits in text_edits(4), via_scene in any::<bool>()) {
         let (sample, file) = OBJ_SAMPLES[which.index(OBJ_SAMPLES.len())];
@@ -187,7 +187,7 @@ fn damage_gltf(bytes: &[u8], glb: bool, d: &GltfDamage) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(config(6, 200))]
+    #![proptest_config(config(6, 500))]
     #[test]
     fn gltf_readers_and_scene(which in any::<Index>(), damage in gltf_damage(), via_scene in any::<bool>()) {
         let (sample, file) = GLTF_SAMPLES[which.index(GLTF_SAMPLES.len())];
@@ -246,7 +246,7 @@ fn damage_scene(text: &[u8], d: &SceneDamage) -> Vec<u8> {
 }
 
 proptest! {
-    #![proptest_config(config(7, 400))]
+    #![proptest_config(config(7, 1000))]
     #[test]
     fn scene_loading(which in any::<Index>(), damage in scene_damage()) {
         let sample = SCENE_SAMPLES[which.index(SCENE_SAMPLES.len())];

@@ -159,9 +159,13 @@ pub fn check_gltf(p: &Path) -> bool {
             return false;
         }
     };
+    // Accepted: the file opens, and its animations and meshes read (pin attributes and proxies
+    // are optional).
+    let mut accepted = true;
     for i in 0..rig.animation_names().len() {
         if let Err(e) = rig.read_animation(i) {
             names_file(&e, dir);
+            accepted = false;
         }
     }
     for node in rig.doc.document.nodes() {
@@ -169,6 +173,7 @@ pub fn check_gltf(p: &Path) -> bool {
             for pin in [None, Some("_PIN"), Some("COLOR_0")] {
                 if let Err(e) = read_mesh_node(&rig.doc, &node, pin) {
                     names_file(&e, dir);
+                    accepted &= pin.is_some();
                 }
             }
         }
@@ -183,7 +188,7 @@ pub fn check_gltf(p: &Path) -> bool {
     for t in [-1.0, 0.0, 0.37, 1e6] {
         rig.world_matrices(t, &mut m);
     }
-    true
+    accepted
 }
 
 /// Loads a scene (and everything it references) and evaluates colliders, pins and output frames
