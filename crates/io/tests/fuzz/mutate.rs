@@ -562,11 +562,11 @@ pub fn split_glb(bytes: &[u8]) -> Option<(serde_json::Value, Vec<u8>)> {
 /// A .glb from a JSON chunk and a BIN chunk (both padded to 4 bytes).
 pub fn join_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
     let mut j = serde_json::to_vec(json).expect("JSON");
-    while j.len() % 4 != 0 {
+    while !j.len().is_multiple_of(4) {
         j.push(b' ');
     }
     let mut b = bin.to_vec();
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
     let total = 12 + 8 + j.len() + if b.is_empty() { 0 } else { 8 + b.len() };
