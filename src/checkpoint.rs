@@ -62,8 +62,10 @@ pub fn input_files(scene: &LoadedScene) -> Vec<PathBuf> {
     files
 }
 
-/// CRC-32 over the clothbake version, every input file (path and bytes) and `settings` (the
-/// command line's choices that change the caches: frame range, formats), hex.
+/// CRC-32 over the clothbake version, the bytes of every input file (in the scene's order; not
+/// their paths, so a shot folder that was moved or named by another path still resumes — the
+/// scene file's own bytes hold the relative paths) and `settings` (the command line's choices
+/// that change the caches: frame range, formats), hex.
 pub fn fingerprint(files: &[PathBuf], settings: &str) -> Result<String> {
     let mut h = crc32fast::Hasher::new();
     let mut field = |bytes: &[u8]| {
@@ -74,7 +76,6 @@ pub fn fingerprint(files: &[PathBuf], settings: &str) -> Result<String> {
     field(settings.as_bytes());
     for f in files {
         let bytes = std::fs::read(f).map_err(|e| CliError::input(f, e))?;
-        field(f.to_string_lossy().as_bytes());
         field(&bytes);
     }
     Ok(format!("{:08x}", h.finalize()))

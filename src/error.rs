@@ -8,6 +8,15 @@ pub enum CliError {
     /// Bad input: a scene, mesh or cache that cannot be used. The message names file and field.
     #[error("{0}")]
     Input(String),
+    /// Bad input found while reading a file (keeps clothbake-io's file, field or element, kind).
+    #[error(transparent)]
+    File(#[from] clothbake_io::IoError),
+    /// The scene's garments do not make a valid solver model (garment and element named).
+    #[error("{}: {source}", scene.display())]
+    Model {
+        scene: PathBuf,
+        source: clothbake_solver::ModelError,
+    },
     /// An output file or folder cannot be written.
     #[error("{}: cannot write: {source}", path.display())]
     Write {
@@ -28,6 +37,12 @@ pub enum CliError {
         /// The last frame simulated completely, if any.
         last_frame: Option<i32>,
     },
+    /// `batch`: some shots failed (each is named in the summary).
+    #[error("{failed} shot(s) failed")]
+    BatchFailed { failed: usize },
+    /// `batch`: interrupted; `code` is 85 when every interrupted shot wrote a checkpoint.
+    #[error("interrupted: the running shot(s) stopped{}", if *code == crate::checkpoint::EXIT_CHECKPOINTED { " after writing checkpoints; rerun the same command to resume them" } else { "" })]
+    BatchInterrupted { code: u8 },
     /// A signal stopped a resumable bake, which wrote a checkpoint first.
     #[error("interrupted after frame {frame}: checkpoint written in {}; run the same command with --resume to continue", dir.display())]
     Checkpointed { frame: i32, dir: PathBuf },
@@ -38,9 +53,11 @@ impl CliError {
     /// interrupted, 85 when interrupted after writing a checkpoint.
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Input(_) => 2,
+            CliError::Input(_) | CliError::File(_) | CliError::Model { .. } => 2,
             CliError::Interrupted { .. } => crate::interrupt::EXIT_INTERRUPTED,
             CliError::Checkpointed { .. } => crate::checkpoint::EXIT_CHECKPOINTED,
+            CliError::BatchFailed { .. } => 1,
+            CliError::BatchInterrupted { code } => *code,
             CliError::Write { .. } | CliError::Output(_) | CliError::Simulation(_) => 1,
         }
     }

@@ -11,6 +11,7 @@ macro_rules! outln {
     }};
 }
 
+mod bake_setup;
 mod checkpoint;
 #[cfg(test)]
 mod checkpoint_fuzz;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = match &cli.command {
         Command::Bake(a) => a.json,
+        Command::Batch(a) => a.json,
         Command::Check(a) => a.json,
         Command::Inspect(a) => a.json,
         Command::Sample(_) => false,
@@ -47,6 +49,12 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Bake(a) => match Interrupt::install() {
             Ok(interrupt) => commands::bake::run(a, &interrupt),
+            Err(e) => Err(CliError::Output(format!(
+                "cannot install the Ctrl+C/SIGTERM handler: {e}"
+            ))),
+        },
+        Command::Batch(a) => match Interrupt::install() {
+            Ok(interrupt) => commands::batch::run(a, &interrupt),
             Err(e) => Err(CliError::Output(format!(
                 "cannot install the Ctrl+C/SIGTERM handler: {e}"
             ))),

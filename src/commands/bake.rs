@@ -5,13 +5,14 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clothbake_io::{
-    load_scene, remove_stale_temp_files, CacheTarget, CacheTiming, Format, GarmentCacheWriter,
-    LoadedScene, Shape,
+    remove_stale_temp_files, CacheTarget, CacheTiming, Format, GarmentCacheWriter, LoadedScene,
+    Shape,
 };
 use clothbake_solver::self_collision::count_intersections;
 use clothbake_solver::{ColliderShape, MovingCollider, SimError, Simulation};
 use glam::Vec3;
 
+use crate::bake_setup::PreparedBake;
 use crate::checkpoint::{self, Checkpoint};
 use crate::cli::{BakeArgs, FormatArg};
 use crate::commands::sample::write_sample;
@@ -19,14 +20,12 @@ use crate::error::{CliError, Result};
 use crate::interrupt::Interrupt;
 use crate::progress::{FrameEvent, Reporter};
 use crate::report::{BakeReport, FrameRecord, GarmentRecord};
-use crate::scene_to_solver::{
-    collider_shape, garment_descs, material_presets, shape_record, sim_settings, PinTargetBuffers,
-};
+use crate::scene_to_solver::{collider_shape, shape_record, PinTargetBuffers};
 use crate::sim_failure;
 use crate::stage_times::{BakeStages, Lap};
 
 /// The sample baked when no SCENE is given, and where its outputs go by default.
-const DEFAULT_SAMPLE: &str = "sheet-on-sphere";
+const DEFAULT_SAMPLE: &str = "dress-walk";
 const DEFAULT_OUTPUT: &str = "clothbake-out";
 
 /// Bakes; stops before the next substep (removing every temporary file) once `interrupt` is
@@ -43,7 +42,6 @@ pub fn run(args: &BakeArgs, interrupt: &Interrupt) -> Result<()> {
 
 /// Where the outputs of one bake go.
 struct Plan {
-    scene_path: PathBuf,
     out_dir: PathBuf,
     formats: Vec<Format>,
     report: Option<PathBuf>,
@@ -71,14 +69,8 @@ fn bake(
             (Some(dir), path)
         }
     };
-    let presets = material_presets();
-    let mut scene =
-        load_scene(&scene_path, &presets).map_err(|e| CliError::Input(e.to_string()))?;
-    let plan = plan(args, &scene, scene_path)?;
-
-    let descs = garment_descs(&scene)?;
-    let mut sim = Simulation::new(descs, sim_settings(&scene))
-        .map_err(|e| CliError::Input(format!("{}: {e}", plan.scene_path.display())))?;
+    let PreparedBake { mut scene, mut sim } = PreparedBake::load(&scene_path)?;
+    let plan = plan(args, &scene, &scene_path)?;
     sim.set_stop_flag(interrupt.flag());
 
     // A resumable bake stages its caches and checkpoints in OUTPUT/.clothbake-resume/.
@@ -454,7 +446,7 @@ fn save_checkpoint(
 }
 
 /// Output folder, formats, report path and frame range from the scene and the command line.
-fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: PathBuf) -> Result<Plan> {
+fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: &Path) -> Result<Plan> {
     let default_bake = args.scene.is_none();
     let out_dir = match (&args.output, default_bake) {
         (Some(dir), _) => dir.clone(),
@@ -494,9 +486,7 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: PathBuf) -> Result<Pla
         None => (scene.frame_start, scene.frame_end),
     };
     if last > scene.frame_end {
-        scene
-            .check_drivers(last)
-            .map_err(|e| CliError::Input(e.to_string()))?;
+        scene.check_drivers(last)?;
     }
     if first < scene.frame_start {
         return Err(CliError::Input(format!(
@@ -506,7 +496,6 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: PathBuf) -> Result<Pla
         )));
     }
     Ok(Plan {
-        scene_path,
         out_dir,
         formats,
         report,

@@ -2,21 +2,17 @@
 //! characters, proxies, materials, pins, the solver model and the colliders at every frame) without
 //! baking or writing anything.
 
-use clothbake_io::{load_scene, Follow, PrerollFrom};
-use clothbake_solver::{MovingCollider, Simulation};
+use clothbake_solver::MovingCollider;
 use serde_json::json;
 
+use crate::bake_setup::PreparedBake;
 use crate::cli::CheckArgs;
 use crate::error::{CliError, Result};
-use crate::scene_to_solver::{collider_shape, garment_descs, material_presets, sim_settings};
+use crate::scene_to_solver::collider_shape;
 
 pub fn run(args: &CheckArgs) -> Result<()> {
     let path = &args.scene;
-    let presets = material_presets();
-    let mut scene = load_scene(path, &presets).map_err(|e| CliError::Input(e.to_string()))?;
-    let descs = garment_descs(&scene)?;
-    let sim = Simulation::new(descs, sim_settings(&scene))
-        .map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    let PreparedBake { mut scene, sim } = PreparedBake::load(path)?;
     // Every collider must be a valid shape at every frame of the bake.
     let mut shapes = Vec::new();
     for frame in scene.first_simulated_frame()..=scene.frame_end {
@@ -40,15 +36,12 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         .map(|(g, r)| {
             json!({"name": g.spec.name, "vertices": g.num_source_vertices(),
                    "simulated_vertices": r.vertices.len(), "triangles": r.triangles.len(),
-                   "pinned": g.pins.vertices.len(), "follow": follow_name(g.pins.follow),
+                   "pinned": g.pins.vertices.len(), "follow": g.pins.follow.name(),
                    "driver": g.driver().map(|d| json!({"file": d.path.display().to_string(),
                         "samples": d.len(), "frame_start": d.frame_start, "frame_end": d.frame_end()}))})
         })
         .collect();
-    let preroll_from = match scene.preroll.from {
-        PrerollFrom::Animation => "animation",
-        PrerollFrom::Rest => "rest",
-    };
+    let preroll_from = scene.preroll.from.name();
     if args.json {
         let ev = json!({"event": "check", "ok": true, "scene": path.display().to_string(),
             "frame_start": scene.frame_start, "frame_end": scene.frame_end,
@@ -94,14 +87,4 @@ pub fn run(args: &CheckArgs) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The scene-file spelling of a `pin.follow` value.
-fn follow_name(f: Follow) -> &'static str {
-    match f {
-        Follow::Rest => "rest",
-        Follow::Skin => "skin",
-        Follow::Node => "node",
-        Follow::Cache => "cache",
-    }
 }

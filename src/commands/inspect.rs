@@ -1,5 +1,6 @@
 //! `clothbake inspect FILE`: counts, frames, bounds, skins, animations and detected body proxies of a
-//! .glb/.gltf/.obj/.pc2/.mdd file, as text or (`--json`) one JSON object.
+//! .glb/.gltf/.obj/.pc2/.mdd file, or the frame range (with pre-roll), garments (pins, drivers, keyed
+//! transforms) and colliders of a .toml scene, as text or (`--json`) one JSON object.
 
 use std::path::Path;
 
@@ -8,13 +9,13 @@ use clothbake_io::gltf_rig::GltfRig;
 use clothbake_io::obj_mesh::read_obj;
 use clothbake_io::proxies_auto::auto_proxies;
 use clothbake_io::proxies_marked::marked_proxies;
-use clothbake_io::{read_mdd, read_pc2, Shape};
+use clothbake_io::{load_scene, read_mdd, read_pc2, Shape};
 use glam::{Mat4, Vec3};
 use serde_json::{json, Value};
 
 use crate::cli::InspectArgs;
 use crate::error::{CliError, Result};
-use crate::scene_to_solver::shape_record;
+use crate::scene_to_solver::{material_presets, shape_record};
 
 /// What `inspect` found, as ordered key/value pairs (text output keeps this order).
 struct Inspection(Vec<(&'static str, Value)>);
@@ -36,7 +37,7 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         .unwrap_or("")
         .to_ascii_lowercase();
     let mut info = Inspection(vec![("file", json!(path.display().to_string()))]);
-    let io = |e: clothbake_io::IoError| CliError::Input(e.to_string());
+    let io = CliError::File;
     match ext.as_str() {
         "glb" | "gltf" => inspect_gltf(path, &mut info).map_err(io)?,
         "obj" => {
@@ -66,10 +67,11 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             info.add("last_time", c.times.last().copied());
             cache_stats(&c.frames, &mut info);
         }
+        "toml" => inspect_scene(path, &mut info).map_err(io)?,
         _ => {
             return Err(CliError::input(
                 path,
-                "unknown file type (expected .glb, .gltf, .obj, .pc2 or .mdd)",
+                "unknown file type (expected .glb, .gltf, .obj, .pc2, .mdd or a .toml scene)",
             ))
         }
     }
@@ -97,6 +99,42 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             }
         }
     }
+    Ok(())
+}
+
+/// A scene file: what a bake of it simulates and writes (see docs/scene-format.md).
+fn inspect_scene(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()> {
+    let scene = load_scene(path, &material_presets())?;
+    info.add("format", "scene");
+    info.add("fps", scene.clock.fps);
+    info.add("frame_start", scene.frame_start);
+    info.add("frame_end", scene.frame_end);
+    info.add("frames", scene.num_frames());
+    info.add("preroll", scene.preroll.frames);
+    info.add("preroll_from", scene.preroll.from.name());
+    info.add("first_simulated_frame", scene.first_simulated_frame());
+    let garments: Vec<Value> = scene
+        .garments
+        .iter()
+        .map(|g| {
+            json!({
+                "name": g.spec.name,
+                "mesh": g.spec.mesh.display().to_string(),
+                "vertices": g.num_source_vertices(),
+                "pinned": g.pins.vertices.len(),
+                "follow": g.pins.follow.name(),
+                "driver": g.driver().map(|d| json!({
+                    "file": d.path.display().to_string(),
+                    "samples": d.len(),
+                    "frame_start": d.frame_start,
+                    "frame_end": d.frame_end(),
+                })),
+                "transform_keys": g.spec.transform_keys.as_ref().map(Vec::len),
+            })
+        })
+        .collect();
+    info.add("garments", garments);
+    info.add("colliders", scene.colliders.names().to_vec());
     Ok(())
 }
 

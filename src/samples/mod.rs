@@ -1,7 +1,9 @@
 //! Sample scenes: each writes a scene file and the assets it needs, generated here from code.
 //! The copies under samples/<name>/ are this output at the default resolution (a test keeps them equal).
 
+mod body;
 mod cape_run;
+mod dress_walk;
 mod figure;
 mod flag_wind;
 pub mod glb;
@@ -47,8 +49,14 @@ impl Sample {
 /// All samples, in the order `sample --list` prints them.
 pub const SAMPLES: &[Sample] = &[
     Sample {
+        name: "dress-walk",
+        description: dress_walk::DESCRIPTION,
+        default_resolution: Some(148),
+        generate: dress_walk::files,
+    },
+    Sample {
         name: "sheet-on-sphere",
-        description: "a square cotton sheet falls onto a sphere on the ground (the default bake)",
+        description: "a square cotton sheet falls onto a sphere on the ground",
         default_resolution: Some(20),
         generate: sheet_on_sphere::files,
     },

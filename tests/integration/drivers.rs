@@ -146,6 +146,7 @@ fn hard_pins_follow_a_pc2_driver() {
         worst_pin = worst_pin.max(max_dist(x, &frames[f], pinned.iter().map(|&v| v as usize)));
         worst_stretch = worst_stretch.max(worst_column_stretch(x));
     }
+    eprintln!("pc2 driver: pins off by {worst_pin} m, worst column stretch {worst_stretch}");
     assert!(
         worst_pin <= 1e-4,
         "pinned vertex off its driver by {worst_pin} m"
@@ -207,12 +208,14 @@ fn hard_pins_follow_an_mdd_driver_in_blender_axes() {
     for (f, x) in out.iter().enumerate() {
         worst = worst.max(max_dist(x, &frames_z[f], 0..NX));
     }
+    eprintln!("mdd driver: pins off by {worst} m");
     assert!(worst <= 1e-4, "pinned vertex off its driver by {worst} m");
 }
 
-/// Partial pins (weight 0.5, goal springs of 0.5 × 20000 N/m) follow the same moving targets:
-/// each stays within 2 cm of its target at every frame (the spring force at 2 cm, 200 N, is far
-/// above the carried cloth's weight and inertia), while the same sheet without pins falls away.
+/// Partial pins (weight 0.5, goal springs of 0.5 × 2000 N/m each) follow the same moving targets.
+/// The nine springs carry the sheet (37.5 g: 0.04 mm static stretch) and must accelerate it to the
+/// driver's 1.6 m/s from rest: each stays within 5 mm of its target at every frame (0.6 mm
+/// measured), while measurably not on it (> 10 µm; hard pins are exact).
 #[test]
 fn partial_pins_are_pulled_along_by_the_driver() {
     let d = Dir::new();
@@ -225,7 +228,7 @@ fn partial_pins_are_pulled_along_by_the_driver() {
         scene(
             "",
             "driver = \"anim.pc2\"",
-            "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]\nweights = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]\nstiffness = 20000.0\nfollow = \"cache\"",
+            "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]\nweights = [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]\nfollow = \"cache\"",
         ),
     );
     d.ok(&["bake", "scene.toml"]);
@@ -234,7 +237,8 @@ fn partial_pins_are_pulled_along_by_the_driver() {
     for (f, x) in out.iter().enumerate() {
         worst = worst.max(max_dist(x, &frames[f], 0..NX));
     }
-    assert!(worst < 0.02, "partial pin {worst} m from its target");
+    eprintln!("partial pins: worst lag {worst} m");
+    assert!(worst < 0.005, "partial pin {worst} m from its target");
     // The goal springs do not hold exactly: some lag is measurable.
     assert!(
         worst > 1e-5,
@@ -243,8 +247,9 @@ fn partial_pins_are_pulled_along_by_the_driver() {
 }
 
 /// The rest shape comes from the mesh file, not the driver: a driver stretched to 1.3× the sheet's
-/// height hangs from its top row; the cloth pulls back towards its own length (the bottom row ends
-/// up above 1.15× the rest height below the pins, where the driver's is at 1.3×).
+/// height hangs from its top row; the cloth starts there and pulls back to its own length (after a
+/// second the bottom row hangs less than 1.02× the mesh's height below the pins — cotton's own
+/// sag under gravity is far below 2 % — where the driver's is 1.3×).
 #[test]
 fn rest_shape_is_the_mesh_files_not_the_drivers() {
     let d = Dir::new();
@@ -272,10 +277,43 @@ fn rest_shape_is_the_mesh_files_not_the_drivers() {
         drop(&out[0])
     );
     let end = drop(&out[23]);
-    assert!(end < 1.15 * SIDE, "bottom hangs {end} m below the pins");
+    eprintln!("rest shape: bottom {end} m below the pins (mesh 0.5, driver 0.65)");
+    assert!(end < 1.02 * SIDE, "bottom hangs {end} m below the pins");
 }
 
 /// Column-major matrix array of a rigid motion in Blender axes.
+/// Writes `sheet.obj`: `positions` as its `v` lines and the faces of `text` (an OBJ).
+fn write_obj(d: &Dir, text: &str, positions: impl Iterator<Item = Vec3>) {
+    let mut obj = String::new();
+    for q in positions {
+        obj.push_str(&format!("v {} {} {}\n", q.x, q.y, q.z));
+    }
+    for l in text.lines().filter(|l| l.starts_with("f ")) {
+        obj.push_str(l);
+        obj.push('\n');
+    }
+    d.write("sheet.obj", obj);
+}
+
+/// Bakes the scene with `garment` and `pin` lines twice, written in Z-up world space and in the
+/// garment's local space; returns (world, local) frames.
+fn bake_world_and_local(d: &Dir, garment: &str, pin: &str) -> (Vec<Vec<Vec3>>, Vec<Vec<Vec3>>) {
+    for space in ["world", "local"] {
+        d.write(
+            &format!("{space}.toml"),
+            scene("", garment, pin).replace(
+                "formats = [\"pc2\"]",
+                &format!("formats = [\"pc2\"]\nup = \"z\"\nspace = \"{space}\""),
+            ),
+        );
+        d.ok(&["bake", &format!("{space}.toml"), "-o", space]);
+    }
+    (
+        read_out(d, "world/cloth.pc2"),
+        read_out(d, "local/cloth.pc2"),
+    )
+}
+
 fn mat_array(m: Mat4) -> String {
     let a = m.to_cols_array();
     let items: Vec<String> = a.iter().map(|x| format!("{x:?}")).collect();
@@ -291,16 +329,7 @@ fn transform_keys_and_local_output_equal_the_world_bake() {
     let (text, rest_y) = sheet();
     // The OBJ in Blender axes.
     let to_z = |p: Vec3| Vec3::new(p.x, -p.z, p.y);
-    let mut obj = String::new();
-    for p in &rest_y {
-        let q = to_z(*p);
-        obj.push_str(&format!("v {} {} {}\n", q.x, q.y, q.z));
-    }
-    for l in text.lines().filter(|l| l.starts_with("f ")) {
-        obj.push_str(l);
-        obj.push('\n');
-    }
-    d.write("sheet.obj", obj);
+    write_obj(&d, &text, rest_y.iter().map(|&p| to_z(p)));
     // Keys in Blender axes: forward along +X, turning about Z, slightly scaled.
     let key = |f: i32| {
         let s = (f - 1) as f32 / 23.0;
@@ -315,24 +344,7 @@ fn transform_keys_and_local_output_equal_the_world_bake() {
         .collect();
     let garment = format!("up = \"z\"\ntransform_keys = [\n{}\n]", keys.join(",\n"));
     let pin = "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]\nfollow = \"node\"";
-    d.write(
-        "world.toml",
-        scene("", &garment, pin).replace(
-            "formats = [\"pc2\"]",
-            "formats = [\"pc2\"]\nup = \"z\"\nspace = \"world\"",
-        ),
-    );
-    d.write(
-        "local.toml",
-        scene("", &garment, pin).replace(
-            "formats = [\"pc2\"]",
-            "formats = [\"pc2\"]\nup = \"z\"\nspace = \"local\"",
-        ),
-    );
-    d.ok(&["bake", "world.toml", "-o", "w"]);
-    d.ok(&["bake", "local.toml", "-o", "l"]);
-    let world = read_out(&d, "w/cloth.pc2");
-    let local = read_out(&d, "l/cloth.pc2");
+    let (world, local) = bake_world_and_local(&d, &garment, pin);
     assert_eq!(world.len(), 24);
     assert_eq!(local.len(), 24);
     let mut worst = 0.0f32;
@@ -346,6 +358,7 @@ fn transform_keys_and_local_output_equal_the_world_bake() {
             }
         }
     }
+    eprintln!("transform_keys: local x key vs world {worst} m, pins {worst_pin} m");
     assert!(worst <= 1e-5, "local × key differs from world by {worst} m");
     assert!(
         worst_pin <= 1e-4,
@@ -381,15 +394,11 @@ fn preroll_settles_before_the_first_written_frame() {
     let d = Dir::new();
     let (text, rest_y) = sheet();
     // Horizontal: rows go along −Z instead of down.
-    let mut obj = String::new();
-    for p in &rest_y {
-        obj.push_str(&format!("v {} {} {}\n", p.x, TOP, p.y - TOP));
-    }
-    for l in text.lines().filter(|l| l.starts_with("f ")) {
-        obj.push_str(l);
-        obj.push('\n');
-    }
-    d.write("sheet.obj", obj);
+    write_obj(
+        &d,
+        &text,
+        rest_y.iter().map(|p| Vec3::new(p.x, TOP, p.y - TOP)),
+    );
     let pin = "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]";
     d.write("plain.toml", scene(DAMPED, "", pin));
     d.write(
@@ -474,9 +483,9 @@ fn preroll_from_animation_reads_the_driver_from_the_first_simulated_frame() {
 
 /// `preroll_from = "rest"`: the driver is read from frame_start only (a driver of frames 1..24 is
 /// enough), the garment starts from its mesh-file shape and its pins ease from there to the
-/// driver at frame_start, where the sheet carried 1 m away arrives settled: the largest step of any
-/// vertex between the first two written frames stays below the step of the pins themselves plus
-/// 1 cm (an eased pre-roll ends with zero pin speed; a jump would leave the sheet swinging).
+/// driver at frame_start, where the sheet carried 1 m away arrives settled: no vertex moves more
+/// than 5 mm between the first two written frames (0.7 mm measured; the eased pre-roll ends with
+/// zero pin speed, a jump to the driver would leave the sheet swinging).
 #[test]
 fn preroll_from_rest_eases_to_the_first_frame() {
     let d = Dir::new();
@@ -507,6 +516,7 @@ fn preroll_from_rest_eases_to_the_first_frame() {
         assert!(max_dist(x, &away, 0..NX) <= 1e-4);
     }
     let step = largest_step(&out[0], &out[1]);
+    eprintln!("preroll from rest: first step {step} m");
     assert!(
         step < 0.01,
         "sheet still moving {step} m/frame after the eased pre-roll"
@@ -642,4 +652,102 @@ fn frames_past_the_driver_are_an_error() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("garment[0].driver"), "{}", r.stderr);
     assert!(r.stderr.contains("frames 1..30"), "{}", r.stderr);
+}
+
+/// What the Blender add-on exports: the OBJ in object-local Blender axes, a world-space driver
+/// (Blender axes) and `matrix_world` per frame as `transform_keys`, written back with
+/// `space = "local", up = "z"`. Local positions times each frame's key equal the driver on the
+/// pinned vertices (1e-4 m) and the world bake everywhere (1e-5 m).
+#[test]
+fn blender_export_round_trip() {
+    let d = Dir::new();
+    let (text, rest_y) = sheet();
+    let to_z = |p: Vec3| Vec3::new(p.x, -p.z, p.y);
+    write_obj(&d, &text, rest_y.iter().map(|&p| to_z(p)));
+    // matrix_world: forward along +X, turning about Z (Blender's up).
+    let key = |k: usize| {
+        let s = k as f32 / 23.0;
+        Mat4::from_rotation_translation(
+            Quat::from_rotation_z(FRAC_PI_2 * s),
+            Vec3::new(1.6 * s, 0.0, 0.0),
+        )
+    };
+    let local_z: Vec<Vec3> = rest_y.iter().map(|&p| to_z(p)).collect();
+    let frames: Vec<Vec<Vec3>> = (0..24)
+        .map(|k| {
+            local_z
+                .iter()
+                .map(|&p| key(k).transform_point3(p))
+                .collect()
+        })
+        .collect();
+    write_pc2(&d, "anim.pc2", &frames);
+    let keys: Vec<String> = (0..24)
+        .map(|k| format!("{{ frame = {}, matrix = {} }}", k + 1, mat_array(key(k))))
+        .collect();
+    let garment = format!(
+        "up = \"z\"\ndriver = \"anim.pc2\"\ntransform_keys = [\n{}\n]",
+        keys.join(",\n")
+    );
+    let pin = "vertices = [0, 1, 2, 3, 4, 5, 6, 7, 8]\nfollow = \"cache\"";
+    let (world, local) = bake_world_and_local(&d, &garment, pin);
+    let (mut worst, mut worst_pin) = (0.0f32, 0.0f32);
+    for k in 0..24 {
+        let shown: Vec<Vec3> = local[k]
+            .iter()
+            .map(|&p| key(k).transform_point3(p))
+            .collect();
+        worst = worst.max(max_dist(&shown, &world[k], 0..shown.len()));
+        worst_pin = worst_pin.max(max_dist(&shown, &frames[k], 0..NX));
+    }
+    eprintln!("blender round trip: displayed vs world {worst} m, pins vs driver {worst_pin} m");
+    assert!(
+        worst <= 1e-5,
+        "displayed differs from the world bake by {worst} m"
+    );
+    assert!(
+        worst_pin <= 1e-4,
+        "pinned vertex off the driver by {worst_pin} m"
+    );
+}
+
+/// `check` and `inspect` show the pre-roll, the first simulated frame and each garment's driver.
+#[test]
+fn check_and_inspect_show_preroll_and_driver() {
+    let d = Dir::new();
+    let (obj, rest) = sheet();
+    d.write("sheet.obj", obj);
+    write_pc2(&d, "anim.pc2", &driver_frames(&rest, 29));
+    d.write(
+        "scene.toml",
+        scene(
+            "preroll = 5\npreroll_from = \"animation\"",
+            "driver = \"anim.pc2\"",
+            "vertices = [0, 1, 2]\nfollow = \"cache\"",
+        ),
+    );
+    let c = d.ok(&["check", "--json", "scene.toml"]);
+    let v: Value = serde_json::from_str(c.stdout.trim()).unwrap();
+    assert_eq!(v["preroll"], 5, "{v}");
+    assert_eq!(v["preroll_from"], "animation");
+    assert_eq!(v["first_simulated_frame"], -4);
+    assert_eq!(v["garments"][0]["follow"], "cache");
+    assert_eq!(v["garments"][0]["driver"]["samples"], 29);
+    assert_eq!(v["garments"][0]["driver"]["frame_start"], -4);
+    assert_eq!(v["garments"][0]["driver"]["frame_end"], 24);
+    let text = d.ok(&["check", "scene.toml"]).stdout;
+    assert!(
+        text.contains("pre-roll: 5 frame(s) from animation (simulated from frame -4, not written)"),
+        "{text}"
+    );
+    assert!(text.contains("29 samples, frames -4..24"), "{text}");
+    let i = d.ok(&["inspect", "--json", "scene.toml"]);
+    let v: Value = serde_json::from_str(i.stdout.trim()).unwrap();
+    assert_eq!(v["format"], "scene");
+    assert_eq!(v["frames"], 24);
+    assert_eq!(v["preroll"], 5);
+    assert_eq!(v["first_simulated_frame"], -4);
+    assert_eq!(v["garments"][0]["pinned"], 3);
+    assert_eq!(v["garments"][0]["driver"]["frame_end"], 24);
+    assert_eq!(v["garments"][0]["transform_keys"], Value::Null);
 }

@@ -201,6 +201,7 @@ fn help_on_every_command() {
 fn check_accepts_every_sample() {
     let d = Dir::new();
     for name in [
+        "dress-walk",
         "sheet-on-sphere",
         "flag-wind",
         "skirt-walk",

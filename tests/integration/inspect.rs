@@ -59,7 +59,8 @@ fn inspect_generated_figure_finds_its_marked_proxies() {
 #[test]
 fn inspect_a_baked_cache() {
     let d = Dir::new();
-    d.ok(&["bake", "--frames", "1..3", "-o", "out"]);
+    let scene = d.sample("sheet-on-sphere");
+    d.ok(&["bake", &scene, "--frames", "1..3", "-o", "out"]);
     let v = inspect_json(&d, "out/sheet.pc2");
     assert_eq!(v["points"], 441);
     assert_eq!(v["frames"], 3);

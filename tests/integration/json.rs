@@ -7,7 +7,8 @@ use crate::harness::Dir;
 #[test]
 fn json_progress_lines_all_parse() {
     let d = Dir::new();
-    let r = d.ok(&["bake", "--json", "--frames", "1..5", "-o", "out"]);
+    let scene = d.sample("sheet-on-sphere");
+    let r = d.ok(&["bake", &scene, "--json", "--frames", "1..5", "-o", "out"]);
     let events: Vec<Value> = r
         .stdout
         .lines()

@@ -5,6 +5,7 @@ mod harness;
 
 mod animations;
 mod bake;
+mod batch;
 mod broken_files;
 mod determinism;
 mod drivers;

@@ -269,6 +269,45 @@ fn sigterm_inside_a_long_frame_checkpoints_inside_it() {
     assert_same_caches(&d, "ref", "out");
 }
 
+/// Two SIGTERMs back to back (a scheduler signalling a process group and a wrapper passing it on)
+/// are one request: the bake still writes its checkpoint and exits 85 (before the grace a second
+/// signal stopped it at once with 130 and no checkpoint).
+#[test]
+fn a_repeated_signal_is_one_request() {
+    let d = Dir::new();
+    let scene = d.sample("self-fold");
+    let text = std::fs::read_to_string(d.path(&scene)).unwrap();
+    d.write(&scene, regex_free_replace_substeps(&text, 2000));
+    let args = [
+        "bake",
+        &scene,
+        "-o",
+        "out",
+        "--format",
+        "pc2",
+        "--checkpoint-every",
+        "100",
+    ];
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_clothbake"))
+            .args(args)
+            .current_dir(d.root())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start")
+    };
+    let mut child = spawn();
+    std::thread::sleep(Duration::from_millis(700));
+    let pid = child.id().to_string();
+    Command::new("kill")
+        .args(["-TERM", &pid, &pid])
+        .status()
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(85));
+    assert!(d.path("out/.clothbake-resume/checkpoint").is_file());
+}
+
 fn regex_free_replace_substeps(text: &str, n: u32) -> String {
     text.lines()
         .map(|l| {

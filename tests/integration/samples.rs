@@ -105,6 +105,7 @@ fn resolution_changes_the_garment() {
     assert_eq!(pc2.num_points, 35);
     let list = d.ok(&["sample", "--list"]).stdout;
     for name in [
+        "dress-walk",
         "sheet-on-sphere",
         "skirt-walk",
         "rigged-figure",

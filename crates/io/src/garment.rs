@@ -19,7 +19,9 @@ pub struct Garment {
     /// Simulation vertices, world frame (Y up, m), at the first simulated frame: the initial state.
     pub positions: Vec<Vec3>,
     /// The rest shape (world, m, parallel to `positions`) when it differs from the initial state:
-    /// a garment with a `driver` starts from the driver's shape, its rest shape is the mesh file's.
+    /// a garment with a `driver` starts from the driver's shape, its rest shape is the mesh file's;
+    /// a skinned glTF garment starts skinned, its rest shape is its bind-pose mesh carried by its
+    /// node on the rig without animation.
     pub rest_positions: Option<Vec<Vec3>>,
     /// Simulation triangles.
     pub triangles: Vec<[u32; 3]>,
@@ -115,7 +117,7 @@ impl Garment {
     }
 
     /// With a driver: the simulation starts from the driver's shape at the first simulated frame,
-    /// and the loaded positions (the mesh file's shape) become the rest shape.
+    /// and the loaded shape (the mesh file's, or a skinned garment's bind pose) is the rest shape.
     pub(crate) fn start_from_driver(&mut self) {
         let Some(d) = &self.driver else { return };
         let frame = self.preroll.first_simulated() as f32;
@@ -131,7 +133,8 @@ impl Garment {
             .iter()
             .map(|&s| source[s as usize])
             .collect();
-        self.rest_positions = Some(std::mem::replace(&mut self.positions, start));
+        let loaded = std::mem::replace(&mut self.positions, start);
+        self.rest_positions = Some(self.rest_positions.take().unwrap_or(loaded));
         self.source_rest = source;
     }
 

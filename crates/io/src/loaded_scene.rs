@@ -422,6 +422,26 @@ fn finish_garment(
         .iter()
         .map(|&s| source_rest[s as usize])
         .collect();
+    // A skinned garment's rest shape is its undeformed (bind-pose) mesh carried by its node on the
+    // rig without animation, as Blender's cloth rests on the undeformed mesh; it starts skinned
+    // (with a pre-roll from rest it starts from the rest shape, like every other garment).
+    let mut positions = positions;
+    let mut rest_positions = None;
+    if motion.own_follow() == Follow::Skin {
+        let mut bind = Vec::with_capacity(n);
+        motion.positions_at(Follow::Node, Pose::Rest, &all, &mut bind);
+        let rest: Vec<Vec3> = welded
+            .sim_to_source
+            .iter()
+            .map(|&s| bind[s as usize])
+            .collect();
+        if preroll.from_rest() {
+            positions = rest;
+            source_rest = bind;
+        } else if rest != positions {
+            rest_positions = Some(rest);
+        }
+    }
     let mut pairs: Vec<(u32, f32)> = Vec::new();
     let (stiffness, follow) = match &g.pin {
         Some(p) => {
@@ -478,6 +498,6 @@ fn finish_garment(
         motion,
         driver,
         preroll,
-        rest_positions: None,
+        rest_positions,
     })
 }

@@ -71,6 +71,18 @@ pub enum Follow {
     Cache,
 }
 
+impl Follow {
+    /// The scene-file spelling (`"rest"`, `"skin"`, `"node"`, `"cache"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Follow::Rest => "rest",
+            Follow::Skin => "skin",
+            Follow::Node => "node",
+            Follow::Cache => "cache",
+        }
+    }
+}
+
 /// How the pre-roll frames are driven (`scene.preroll_from`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -80,6 +92,16 @@ pub enum PrerollFrom {
     Animation,
     /// Ease-in from the rest pose: `lerp(rest, value(frame_start), smoothstep(...))`.
     Rest,
+}
+
+impl PrerollFrom {
+    /// The scene-file spelling (`"animation"`, `"rest"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            PrerollFrom::Animation => "animation",
+            PrerollFrom::Rest => "rest",
+        }
+    }
 }
 
 /// In which space a `driver` cache's positions are given.
