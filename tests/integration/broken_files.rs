@@ -142,7 +142,11 @@ const SCENES: &[(&str, &str, &[&str])] = &[
     (
         "scene/driver-nan.toml",
         "scene/driver-nan.toml",
-        &["garment[0].driver", "driver-nan.pc2", "sample 1, point 2"],
+        &[
+            "garment[0].driver",
+            "driver-nan.pc2",
+            "sample 1 (frame 2), point 2",
+        ],
     ),
     (
         "scene/frame-end-out-of-range.toml",

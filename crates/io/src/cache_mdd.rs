@@ -175,6 +175,12 @@ pub struct MddCache {
 
 /// Reads a whole MDD file, checking the length against the header.
 pub fn read_mdd(path: &Path) -> Result<MddCache> {
+    read_mdd_values(path, true)
+}
+
+/// As [`read_mdd`]; with `finite` false non-finite coordinates are returned as stored (for a
+/// caller that names them better, such as a driver with its scene frames).
+pub(crate) fn read_mdd_values(path: &Path, finite: bool) -> Result<MddCache> {
     let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
     if bytes.len() < 8 {
         return Err(IoError::parse(
@@ -223,7 +229,7 @@ pub fn read_mdd(path: &Path) -> Result<MddCache> {
                 BigEndian::read_f32(&bytes[o + 4..]),
                 BigEndian::read_f32(&bytes[o + 8..]),
             );
-            if !p.is_finite() {
+            if finite && !p.is_finite() {
                 return Err(IoError::parse(
                     path,
                     format!("frame {f}, point {i}"),

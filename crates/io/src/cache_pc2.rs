@@ -165,6 +165,12 @@ pub struct Pc2Cache {
 
 /// Reads a whole PC2 file, checking the magic, the version and the length.
 pub fn read_pc2(path: &Path) -> Result<Pc2Cache> {
+    read_pc2_values(path, true)
+}
+
+/// As [`read_pc2`]; with `finite` false non-finite coordinates are returned as stored (for a
+/// caller that names them better, such as a driver with its scene frames).
+pub(crate) fn read_pc2_values(path: &Path, finite: bool) -> Result<Pc2Cache> {
     let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
     if bytes.len() < HEADER_LEN {
         return Err(IoError::parse(
@@ -233,7 +239,7 @@ pub fn read_pc2(path: &Path) -> Result<Pc2Cache> {
                 LittleEndian::read_f32(&bytes[o + 4..]),
                 LittleEndian::read_f32(&bytes[o + 8..]),
             );
-            if !p.is_finite() {
+            if finite && !p.is_finite() {
                 return Err(IoError::parse(
                     path,
                     format!("sample {s}, point {i}"),
