@@ -13,6 +13,8 @@ macro_rules! outln {
 
 mod bake_setup;
 mod checkpoint;
+#[cfg(test)]
+mod checkpoint_fuzz;
 mod cli;
 mod commands;
 mod error;

@@ -106,6 +106,22 @@ fn bake(
         (Some(dir), Some(ck)) => {
             // Checkpoint writes a kill interrupted.
             remove_stale_temp_files(dir).map_err(|e| CliError::Output(e.to_string()))?;
+            // The frame and cache progress must fit this bake (a checksum does not vouch for a
+            // payload edited by hand).
+            let written = (ck.frame - plan.first + 1).max(0) as u32;
+            if ck.frame < scene.first_simulated_frame() - 1
+                || ck.frame >= plan.last
+                || ck.caches.iter().any(|c| c.frames != written)
+            {
+                return Err(CliError::Input(format!(
+                    "{}: checkpoint at frame {} with {:?} cache frames does not fit frames {}..{} of this bake",
+                    dir.display(),
+                    ck.frame,
+                    ck.caches.iter().map(|c| c.frames).collect::<Vec<_>>(),
+                    scene.first_simulated_frame(),
+                    plan.last
+                )));
+            }
             if ck.caches.len() != scene.garments.len() {
                 return Err(CliError::Input(format!(
                     "{}: checkpoint has {} garments, the scene {}",

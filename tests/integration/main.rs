@@ -6,6 +6,7 @@ mod harness;
 mod animations;
 mod bake;
 mod batch;
+mod broken_files;
 mod convert;
 mod determinism;
 mod drivers;

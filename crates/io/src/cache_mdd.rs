@@ -175,6 +175,12 @@ pub struct MddCache {
 
 /// Reads a whole MDD file, checking the length against the header.
 pub fn read_mdd(path: &Path) -> Result<MddCache> {
+    read_mdd_values(path, true)
+}
+
+/// As [`read_mdd`]; with `finite` false non-finite coordinates are returned as stored (for a
+/// caller that names them better, such as a driver with its scene frames).
+pub(crate) fn read_mdd_values(path: &Path, finite: bool) -> Result<MddCache> {
     let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
     if bytes.len() < 8 {
         return Err(IoError::parse(
@@ -194,34 +200,46 @@ pub fn read_mdd(path: &Path) -> Result<MddCache> {
     }
     let (nf, np) = (nf as usize, np as usize);
     let data = 8 + 4 * nf;
-    let expected = data + nf * np * 12;
-    if bytes.len() != expected {
+    // In u64 with checks: header counts up to 2³¹ each must not wrap into a plausible length.
+    let expected = (nf as u64)
+        .checked_mul(np as u64)
+        .and_then(|n| n.checked_mul(12))
+        .and_then(|n| n.checked_add(data as u64));
+    if expected != Some(bytes.len() as u64) {
+        let need = expected.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
         return Err(IoError::parse(
             path,
             "data",
             format!(
-                "{} bytes, but {nf} frames of {np} points need {expected}",
+                "{} bytes, but {nf} frames of {np} points need {need}",
                 bytes.len()
             ),
         ));
     }
     let mut times = vec![0.0f32; nf];
     BigEndian::read_f32_into(&bytes[8..data], &mut times);
-    let frames = (0..nf)
-        .map(|f| {
-            let base = data + f * np * 12;
-            (0..np)
-                .map(|i| {
-                    let o = base + i * 12;
-                    Vec3::new(
-                        BigEndian::read_f32(&bytes[o..]),
-                        BigEndian::read_f32(&bytes[o + 4..]),
-                        BigEndian::read_f32(&bytes[o + 8..]),
-                    )
-                })
-                .collect()
-        })
-        .collect();
+    let mut frames = Vec::with_capacity(nf);
+    for f in 0..nf {
+        let base = data + f * np * 12;
+        let mut frame = Vec::with_capacity(np);
+        for i in 0..np {
+            let o = base + i * 12;
+            let p = Vec3::new(
+                BigEndian::read_f32(&bytes[o..]),
+                BigEndian::read_f32(&bytes[o + 4..]),
+                BigEndian::read_f32(&bytes[o + 8..]),
+            );
+            if finite && !p.is_finite() {
+                return Err(IoError::parse(
+                    path,
+                    format!("frame {f}, point {i}"),
+                    format!("not finite: {p}"),
+                ));
+            }
+            frame.push(p);
+        }
+        frames.push(frame);
+    }
     Ok(MddCache {
         times,
         num_points: np,

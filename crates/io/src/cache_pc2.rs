@@ -165,6 +165,12 @@ pub struct Pc2Cache {
 
 /// Reads a whole PC2 file, checking the magic, the version and the length.
 pub fn read_pc2(path: &Path) -> Result<Pc2Cache> {
+    read_pc2_values(path, true)
+}
+
+/// As [`read_pc2`]; with `finite` false non-finite coordinates are returned as stored (for a
+/// caller that names them better, such as a driver with its scene frames).
+pub(crate) fn read_pc2_values(path: &Path, finite: bool) -> Result<Pc2Cache> {
     let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
     if bytes.len() < HEADER_LEN {
         return Err(IoError::parse(
@@ -197,33 +203,53 @@ pub fn read_pc2(path: &Path) -> Result<Pc2Cache> {
             format!("negative counts ({num_points} points, {samples} samples)"),
         ));
     }
+    if num_points == 0 && samples > 0 {
+        // Nothing in the file bounds the sample count then (each sample is 0 bytes).
+        return Err(IoError::parse(
+            path,
+            "header",
+            format!("{samples} samples of 0 points"),
+        ));
+    }
     let (num_points, samples) = (num_points as usize, samples as usize);
-    let expected = HEADER_LEN + samples * num_points * 12;
-    if bytes.len() != expected {
+    // In u64 with checks: header counts up to 2³¹ each must not wrap into a plausible length.
+    let expected = (samples as u64)
+        .checked_mul(num_points as u64)
+        .and_then(|n| n.checked_mul(12))
+        .and_then(|n| n.checked_add(HEADER_LEN as u64));
+    if expected != Some(bytes.len() as u64) {
+        let need = expected.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
         return Err(IoError::parse(
             path,
             "data",
             format!(
-                "{} bytes, but {samples} samples of {num_points} points need {expected}",
+                "{} bytes, but {samples} samples of {num_points} points need {need}",
                 bytes.len()
             ),
         ));
     }
-    let frames = (0..samples)
-        .map(|s| {
-            let base = HEADER_LEN + s * num_points * 12;
-            (0..num_points)
-                .map(|i| {
-                    let o = base + i * 12;
-                    Vec3::new(
-                        LittleEndian::read_f32(&bytes[o..]),
-                        LittleEndian::read_f32(&bytes[o + 4..]),
-                        LittleEndian::read_f32(&bytes[o + 8..]),
-                    )
-                })
-                .collect()
-        })
-        .collect();
+    let mut frames = Vec::with_capacity(samples);
+    for s in 0..samples {
+        let base = HEADER_LEN + s * num_points * 12;
+        let mut frame = Vec::with_capacity(num_points);
+        for i in 0..num_points {
+            let o = base + i * 12;
+            let p = Vec3::new(
+                LittleEndian::read_f32(&bytes[o..]),
+                LittleEndian::read_f32(&bytes[o + 4..]),
+                LittleEndian::read_f32(&bytes[o + 8..]),
+            );
+            if finite && !p.is_finite() {
+                return Err(IoError::parse(
+                    path,
+                    format!("sample {s}, point {i}"),
+                    format!("not finite: {p}"),
+                ));
+            }
+            frame.push(p);
+        }
+        frames.push(frame);
+    }
     Ok(Pc2Cache {
         start_frame: LittleEndian::read_f32(&bytes[20..24]),
         sample_rate: LittleEndian::read_f32(&bytes[24..28]),

@@ -263,6 +263,15 @@ impl CacheStream {
                 format!("negative counts ({np} points, {ns} samples)"),
             ));
         }
+        if np == 0 && ns > 0 {
+            // Nothing in the file bounds the sample count then: refuse it before anything is sized
+            // by it.
+            return Err(IoError::parse(
+                path,
+                "header",
+                format!("{ns} samples of 0 points"),
+            ));
+        }
         let expected = 32 + ns as u64 * np as u64 * 12;
         if len != expected {
             return Err(IoError::parse(

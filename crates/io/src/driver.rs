@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use glam::{Mat4, Vec3};
 
 use crate::axes::to_y_up;
-use crate::cache_mdd::read_mdd;
-use crate::cache_pc2::read_pc2;
+use crate::cache_mdd::read_mdd_values;
+use crate::cache_pc2::read_pc2_values;
 use crate::error::{IoError, Result};
 use crate::scene::{extension, DriverSpace, Up};
 
@@ -48,11 +48,11 @@ impl Driver {
         let wrap = |e: IoError| IoError::invalid(scene, field, e.to_string());
         let (points, frames) = match extension(path).as_str() {
             "mdd" => {
-                let c = read_mdd(path).map_err(wrap)?;
+                let c = read_mdd_values(path, false).map_err(wrap)?;
                 (c.num_points, c.frames)
             }
             _ => {
-                let c = read_pc2(path).map_err(wrap)?;
+                let c = read_pc2_values(path, false).map_err(wrap)?;
                 (c.num_points, c.frames)
             }
         };

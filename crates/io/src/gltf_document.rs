@@ -19,9 +19,22 @@ impl GltfDocument {
     /// Reads and validates `path`; every buffer is loaded and checked against its declared length.
     pub fn open(path: &Path) -> Result<Self> {
         let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
-        let gltf =
-            gltf::Gltf::from_slice(&bytes).map_err(|e| IoError::parse(path, "", describe(&e)))?;
+        // The gltf crate takes anything without the GLB magic for JSON.
+        if crate::scene::extension(path) == "glb" && !bytes.starts_with(b"glTF") {
+            let magic = String::from_utf8_lossy(&bytes[..bytes.len().min(4)]).into_owned();
+            return Err(IoError::parse(
+                path,
+                "header",
+                format!("not a GLB file (magic {magic:?}, expected \"glTF\")"),
+            ));
+        }
+        let gltf = gltf::Gltf::from_slice_without_validation(&bytes)
+            .map_err(|e| IoError::parse(path, "", describe(&e)))?;
         let gltf::Gltf { document, blob } = gltf;
+        let root = document.into_json();
+        check_before_validation(path, &root)?;
+        let document =
+            gltf::Document::from_json(root).map_err(|e| IoError::parse(path, "", describe(&e)))?;
         for ext in document.extensions_used() {
             if matches!(
                 ext,
@@ -81,6 +94,55 @@ impl GltfDocument {
         nodes()
             .find(|n| n.name() == Some(name))
             .or_else(|| nodes().find(|n| n.mesh().is_some_and(|m| m.name() == Some(name))))
+    }
+}
+
+/// What gltf-json 1.4 gets wrong when validating: its POSITION hook indexes `accessors` before
+/// the index is checked (a panic on an index out of range), and it does not validate animation
+/// channel targets at all, whose node index and path the gltf crate then unwraps (a panic on
+/// `"path": ""` or a node out of range). Both are checked here, naming the element, before the
+/// crate's own validation runs.
+fn check_before_validation(path: &Path, root: &gltf::json::Root) -> Result<()> {
+    use gltf::json::validation::{Checked, Validate};
+    for (m, mesh) in root.meshes.iter().enumerate() {
+        for (p, prim) in mesh.primitives.iter().enumerate() {
+            for (semantic, index) in &prim.attributes {
+                if index.value() >= root.accessors.len() {
+                    let name = match semantic {
+                        Checked::Valid(s) => s.to_string(),
+                        Checked::Invalid => "?".to_string(),
+                    };
+                    return Err(IoError::parse(
+                        path,
+                        format!("meshes[{m}].primitives[{p}].attributes.{name}"),
+                        format!(
+                            "accessor {} does not exist ({} accessors)",
+                            index.value(),
+                            root.accessors.len()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    let mut problems = Vec::new();
+    for (a, anim) in root.animations.iter().enumerate() {
+        for (c, ch) in anim.channels.iter().enumerate() {
+            let at = || {
+                gltf::json::Path::new()
+                    .field("animations")
+                    .index(a)
+                    .field("channels")
+                    .index(c)
+                    .field("target")
+            };
+            ch.target
+                .validate(root, at, &mut |p, e| problems.push(format!("{}: {e}", p())));
+        }
+    }
+    match problems.first() {
+        None => Ok(()),
+        Some(_) => Err(IoError::parse(path, "", problems.join("; "))),
     }
 }
 

@@ -224,6 +224,24 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
         (None, Some(t)) => clock.frame_at_or_after(t).max(frame_start),
         (None, None) => frame_start + DEFAULT_FRAMES_WITHOUT_ANIMATION - 1,
     };
+    // `frame_start` and `preroll` are bounded by the scene's validation, so this does not wrap;
+    // an animation ending at an absurd time would make a range no bake can run.
+    let span = frame_end as i64 - preroll.first_simulated() as i64 + 1;
+    if span > crate::scene::MAX_FRAMES {
+        let why = match s.frame_end {
+            Some(_) => String::new(),
+            None => " (the end of the longest animation in use; set scene.frame_end)".into(),
+        };
+        return Err(IoError::invalid(
+            &file.path,
+            "scene.frame_end",
+            format!(
+                "frames {}..{frame_end}{why} are {span} frames, more than a bake may simulate ({})",
+                preroll.first_simulated(),
+                crate::scene::MAX_FRAMES
+            ),
+        ));
+    }
     let colliders = Colliders::new(tracks, names, collider_rigs, clock, preroll);
     let scene = LoadedScene {
         file,

@@ -13,9 +13,14 @@ use crate::source_mesh::{triangulate, SourceMesh};
 /// Reads an OBJ file: all `v` lines in order, all `f` polygons (of every object/group).
 /// Errors name the file and the element (`v[12]`, `f[3]`).
 pub fn read_obj(path: &Path) -> Result<SourceMesh> {
-    let file = std::fs::File::open(path).map_err(|e| IoError::io(path, e))?;
-    let raw = obj::raw::parse_obj(BufReader::new(file))
-        .map_err(|e| IoError::parse(path, "", e.to_string()))?;
+    let bytes = std::fs::read(path).map_err(|e| IoError::io(path, e))?;
+    let raw = obj::raw::parse_obj(BufReader::new(&bytes[..])).map_err(|e| {
+        let (field, what) = match first_bad_line(&bytes) {
+            Some((n, line)) => (format!("line {n}"), format!("\"{line}\": ")),
+            None => (String::new(), String::new()),
+        };
+        IoError::parse(path, field, format!("{what}{e}"))
+    })?;
     let positions: Vec<Vec3> = raw
         .positions
         .iter()
@@ -93,4 +98,45 @@ pub fn read_obj(path: &Path) -> Result<SourceMesh> {
         triangles,
         tri_uvs,
     })
+}
+
+/// The first line (1-based) and its text at which obj-rs fails: its errors do not say where, and
+/// each statement is checked against the lines before it only (indices refer backwards), so the
+/// shortest failing prefix ends at the culprit. Bisection: about log2(lines) parses, on the
+/// error path only.
+fn first_bad_line(bytes: &[u8]) -> Option<(usize, String)> {
+    let lines: Vec<&[u8]> = bytes.split_inclusive(|&b| b == b'\n').collect();
+    let ends: Vec<usize> = lines
+        .iter()
+        .scan(0, |at, l| {
+            *at += l.len();
+            Some(*at)
+        })
+        .collect();
+    let fails = |k: usize| {
+        let end = if k == 0 { 0 } else { ends[k - 1] };
+        obj::raw::parse_obj(BufReader::new(&bytes[..end])).is_err()
+    };
+    if lines.is_empty() || !fails(lines.len()) || fails(0) {
+        return None;
+    }
+    // fails(lo) is false, fails(hi) is true.
+    let (mut lo, mut hi) = (0, lines.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fails(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let text = String::from_utf8_lossy(lines[hi - 1]);
+    let text = text.trim_end();
+    let short: String = text.chars().take(60).collect();
+    let short = if short.len() < text.len() {
+        format!("{short}...")
+    } else {
+        short
+    };
+    Some((hi, short))
 }

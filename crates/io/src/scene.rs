@@ -205,6 +205,13 @@ pub struct Settings {
 /// kept equal by a test in the CLI crate).
 pub const DEFAULT_AIR_DAMPING: f32 = 0.02;
 
+/// Largest frame number (in magnitude) of `frame_start`, `frame_end` and `driver_frame_start`:
+/// keeps every frame computation (pre-roll, ranges, driver sample frames) inside `i32`.
+pub const MAX_FRAME_NUMBER: i32 = 1_000_000_000;
+/// Most frames one bake may simulate (pre-roll included): 11.5 hours at 24 fps. A larger range is
+/// a mistake (a stray `frame_end`, an animation key at an absurd time), not a shot.
+pub const MAX_FRAMES: i64 = 1_000_000;
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -695,8 +702,31 @@ impl Validator<'_> {
         Ok(())
     }
 
+    fn frame_number(&self, field: &str, f: i32) -> Result<()> {
+        if f.unsigned_abs() > MAX_FRAME_NUMBER as u32 {
+            return Err(self.err(
+                field,
+                format!("{f} is out of range (at most {MAX_FRAME_NUMBER} in magnitude)"),
+            ));
+        }
+        Ok(())
+    }
+
     fn settings(&self, s: &Settings) -> Result<()> {
         self.positive("scene.fps", s.fps)?;
+        self.frame_number("scene.frame_start", s.frame_start)?;
+        if let Some(end) = s.frame_end {
+            self.frame_number("scene.frame_end", end)?;
+        }
+        if s.preroll as i64 >= MAX_FRAMES {
+            return Err(self.err(
+                "scene.preroll",
+                format!(
+                    "{} frames is more than a bake may simulate ({MAX_FRAMES})",
+                    s.preroll
+                ),
+            ));
+        }
         if let Some(end) = s.frame_end {
             if end < s.frame_start {
                 return Err(self.err(
@@ -896,6 +926,9 @@ impl Validator<'_> {
         let f = |k: &str| format!("garment[{i}].{k}");
         match &g.driver {
             Some(d) => {
+                if let Some(f0) = g.driver_frame_start {
+                    self.frame_number(&f("driver_frame_start"), f0)?;
+                }
                 if !matches!(extension(d).as_str(), "pc2" | "mdd") {
                     return Err(self.err(
                         f("driver"),

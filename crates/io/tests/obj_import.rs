@@ -217,3 +217,22 @@ fn concave_ngon_is_triangulated_without_flips() {
     }
     assert!((total - 5.0).abs() < 1e-6, "area {total}");
 }
+
+/// obj-rs's own errors (an index out of range, zero, too few corners) name the line and its text.
+#[test]
+fn syntax_errors_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let quad = "v 0 0 0\nv 1 0 0\nv 1 0 1\n# comment\nv 0 0 1\n";
+    for (body, line, text) in [
+        ("f 1 2 3\nf 1 3 9\n", "line 7", "\"f 1 3 9\""),
+        ("f 0 1 2\n", "line 6", "\"f 0 1 2\""),
+        ("f 1 2 3\nf -9 1 2\nf 1 2 3\n", "line 7", "\"f -9 1 2\""),
+        ("f 1/1 2/2 3/7\n", "line 6", "\"f 1/1 2/2 3/7\""),
+    ] {
+        let e = read_obj(&write(dir.path(), "e.obj", &format!("{quad}{body}")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&format!("e.obj: {line}: {text}: ")), "{e}");
+        assert!(e.contains("out of range"), "{e}");
+    }
+}

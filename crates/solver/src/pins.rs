@@ -70,6 +70,17 @@ impl PinTargets {
         Ok(())
     }
 
+    /// Whether the frame-start and frame-end targets have one entry per pin each (a deserialised
+    /// state may not).
+    pub fn is_consistent(&self) -> bool {
+        self.start.len() == self.end.len()
+    }
+
+    /// Number of frame-start targets (equal to [`Self::len`] when consistent).
+    pub fn start_len(&self) -> usize {
+        self.start.len()
+    }
+
     /// Number of pins.
     pub fn len(&self) -> usize {
         self.end.len()

@@ -168,6 +168,13 @@ pub enum RestoreError {
     },
     #[error("the state's {field} is not finite")]
     NonFinite { field: &'static str },
+    /// A clock or controller value these settings can never produce.
+    #[error("the state's {field} is {found}, these settings allow at most {limit}")]
+    Range {
+        field: &'static str,
+        found: u64,
+        limit: u64,
+    },
 }
 
 impl Simulation {
@@ -224,6 +231,34 @@ impl Simulation {
                     field,
                     found,
                     expected,
+                });
+            }
+        }
+        if !state.pins.is_consistent() {
+            return Err(RestoreError::Size {
+                field: "pins (frame-start targets)",
+                found: state.pins.start_len(),
+                expected: pins,
+            });
+        }
+        // The substep grid and the step size controller of these settings (see `step_frame`): a
+        // state from other settings, or a damaged one, would shift past the grid or never end
+        // its frame.
+        let max_halvings = self.settings.max_halvings;
+        let grid = self.settings.substeps as u64 * (1u64 << max_halvings);
+        for (field, found, limit) in [
+            (
+                "controller.h_scale",
+                state.controller.h_scale as u64,
+                max_halvings as u64,
+            ),
+            ("clock.substep_pos", state.clock.substep_pos, grid - 1),
+        ] {
+            if found > limit {
+                return Err(RestoreError::Range {
+                    field,
+                    found,
+                    limit,
                 });
             }
         }

@@ -134,6 +134,43 @@ fn a_state_that_does_not_fit_is_refused() {
         sim.restore_state(nan, STATE_VERSION),
         Err(RestoreError::NonFinite { field: "x" })
     );
+    // Values these settings can never produce (a damaged or foreign checkpoint that still parses).
+    let max_halvings = sim.settings().max_halvings;
+    let mut deep = good.clone();
+    deep.controller.h_scale = max_halvings + 1;
+    assert_eq!(
+        sim.restore_state(deep, STATE_VERSION),
+        Err(RestoreError::Range {
+            field: "controller.h_scale",
+            found: max_halvings as u64 + 1,
+            limit: max_halvings as u64
+        })
+    );
+    let grid = sim.settings().substeps as u64 * (1 << max_halvings);
+    let mut past = good.clone();
+    past.clock.substep_pos = grid;
+    assert_eq!(
+        sim.restore_state(past, STATE_VERSION),
+        Err(RestoreError::Range {
+            field: "clock.substep_pos",
+            found: grid,
+            limit: grid - 1
+        })
+    );
+    let mut json: serde_json::Value = serde_json::to_value(&good).unwrap();
+    let start = json["pins"]["start"].as_array_mut().unwrap();
+    assert!(!start.is_empty(), "the fold has pins");
+    let n = start.len();
+    start.pop();
+    let torn: State = serde_json::from_value(json).unwrap();
+    assert_eq!(
+        sim.restore_state(torn, STATE_VERSION),
+        Err(RestoreError::Size {
+            field: "pins (frame-start targets)",
+            found: n - 1,
+            expected: n
+        })
+    );
     assert_eq!(
         sim.state(),
         &good,
