@@ -2,10 +2,10 @@
 //! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
 //! targets of every garment as full-length arrays.
 
-use clothbake_io::{LoadedScene, Shape};
+use clothbake_io::{IntegratorName, LoadedScene, Shape};
 use clothbake_solver::{
-    ColliderShape, Friction, GarmentDesc, Material, Pin, RestShape, SelfCollisionParams,
-    SimSettings, Wind,
+    ColliderShape, Friction, GarmentDesc, Integrator, Material, Pin, RestShape,
+    SelfCollisionParams, SimSettings, Wind,
 };
 use glam::{Vec2, Vec3};
 
@@ -35,6 +35,10 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         cg_max_iterations: s.cg_max_iterations.unwrap_or(defaults.cg_max_iterations),
         strain_jump: s.strain_jump.unwrap_or(defaults.strain_jump),
         air_damping: s.air_damping,
+        integrator: match s.integrator {
+            IntegratorName::Bw => Integrator::BackwardEuler,
+            IntegratorName::Bdf2 => Integrator::Bdf2,
+        },
         ..defaults
     }
 }
