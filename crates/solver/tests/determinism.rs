@@ -72,6 +72,11 @@ fn bit_identical_with_one_and_two_threads() {
 #[test]
 fn bdf2_bit_identical_with_one_and_two_threads() {
     bit_identical_with(Integrator::Bdf2);
+    // And BDF2 substeps did run (the fallback to backward Euler is only for some substeps).
+    assert_ne!(
+        run(1, Integrator::Bdf2).0,
+        run(1, Integrator::BackwardEuler).0
+    );
 }
 
 /// Pins (hard and partial), two moving spheres, self-collision and wind.

@@ -105,6 +105,15 @@ impl StepBase {
             });
     }
 
+    /// The step length the implicit step uses: 2h/3 when active, else `h` (s).
+    pub fn step(&self, h: f32) -> f32 {
+        if self.active {
+            self.h
+        } else {
+            h
+        }
+    }
+
     /// (x, v, h) to step from: this base when active, else (x0, v0, h).
     pub fn pick<'a>(
         &'a self,
@@ -115,7 +124,7 @@ impl StepBase {
         if self.active {
             (&self.x, &self.v, self.h)
         } else {
-            (x0, v0, h)
+            (x0, v0, self.step(h))
         }
     }
 }

@@ -83,7 +83,7 @@ pub(crate) fn release(
     ws: &mut Workspace,
     h: f32,
 ) -> Result<f32, SimError> {
-    let bh = if ws.base.active { ws.base.h } else { h };
+    let bh = ws.base.step(h);
     ws.constraints.apply_friction(
         model,
         &ws.assembly.matrix,

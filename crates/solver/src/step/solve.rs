@@ -48,7 +48,7 @@ pub(crate) fn run(
     let cg_settings = CgSettings {
         tolerance: settings.cg_tolerance,
         max_iterations: settings.cg_max_iterations,
-        velocity_floor: ws.base.pick(&[], &[], h).2 * settings.gravity.length().max(1.0),
+        velocity_floor: ws.base.step(h) * settings.gravity.length().max(1.0),
         preconditioner: settings.preconditioner,
     };
     let problem = Problem {
