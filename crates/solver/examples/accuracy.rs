@@ -402,6 +402,18 @@ fn main() {
     let (bw_e, bw_s, bw_fe, _) = find("bw", 5);
     let (b2_e, b2_s, b2_fe, _) = find("bdf2", 5);
     let (bw30_e, ..) = find("bw", 1);
+    let (tol_e, ..) = find("bw, CG tolerance 1e-7", 5);
+    let (nod_e, ..) = find("bw, condition damping off", 5);
+    let (air_e, ..) = find("bw, air damping 0.02 (default)", 5);
+    let shift = |label: &str| {
+        damping_shift
+            .iter()
+            .find(|d| d.0 == label)
+            .map(|d| d.1)
+            .expect("shift")
+    };
+    let cond_shift = shift("bw, condition damping off");
+    let air_shift = shift("bw, air damping 0.02 (default)");
     let agg = |label: &str| {
         rows.iter()
             .find(|r| r.0 == label && r.1 == 5)
@@ -438,9 +450,12 @@ fn main() {
          by this set-up (mean E 0.336 above; S 0.9587 does match); 0.213 is close to what this harness gives at \
          1/300 s (≈ 0.215, convergence table), so the issue's run probably differed in step or \
          set-up.\n\
-         - Damping: a CG tolerance of 1e-7 leaves E unchanged; turning condition damping off \
-         raises bw's mean E, the default air damping lowers it (each against a reference with the \
-         same damping): neither damping is the source of the error, the step is.\n",
+         - Damping: a CG tolerance of 1e-7 leaves E unchanged ({tol_e:.4}); turning condition \
+         damping off raises bw's mean E to {nod_e:.4}, the default air damping lowers it to \
+         {air_e:.4} (each against a reference with the same damping): neither damping is the source \
+         of bw's error at 1/150 s, the step is. The dampings themselves move the converged motion \
+         by E {cond_shift:.4} (condition damping) and {air_shift:.4} (air damping 0.02) — what they \
+         would add if the undamped motion were the target.\n",
         verdict(bw_e, bw_s),
         verdict(b2_e, b2_s),
     )
