@@ -2,10 +2,10 @@
 //! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
 //! targets of every garment as full-length arrays.
 
-use clothbake_io::{LoadedScene, Shape};
+use clothbake_io::{IntegratorName, LoadedScene, Shape};
 use clothbake_solver::{
-    ColliderShape, Friction, GarmentDesc, Material, Pin, RestShape, SelfCollisionParams,
-    SimSettings, Wind,
+    ColliderShape, Friction, GarmentDesc, Integrator, Material, Pin, RestShape,
+    SelfCollisionParams, SimSettings, Wind,
 };
 use glam::{Vec2, Vec3};
 
@@ -36,6 +36,10 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         strain_jump: s.strain_jump.unwrap_or(defaults.strain_jump),
         strain_limit: s.strain_limit.unwrap_or(defaults.strain_limit),
         air_damping: s.air_damping,
+        integrator: match s.integrator {
+            IntegratorName::Bw => Integrator::BackwardEuler,
+            IntegratorName::Bdf2 => Integrator::Bdf2,
+        },
         ..defaults
     }
 }

@@ -47,16 +47,18 @@ pub fn run(args: &CheckArgs) -> Result<()> {
             "frame_start": scene.frame_start, "frame_end": scene.frame_end,
             "preroll": scene.preroll.frames, "preroll_from": preroll_from,
             "first_simulated_frame": scene.first_simulated_frame(),
+            "integrator": scene.file.settings.integrator.name(),
             "garments": garments, "colliders": scene.colliders.names()});
         outln!("{ev}");
     } else {
         outln!(
-            "{}: ok: frames {}..{} at {} fps, {} collider(s)",
+            "{}: ok: frames {}..{} at {} fps, {} collider(s), integrator {}",
             path.display(),
             scene.frame_start,
             scene.frame_end,
             scene.clock.fps,
-            scene.colliders.len()
+            scene.colliders.len(),
+            scene.file.settings.integrator.name()
         );
         if scene.preroll.frames > 0 {
             outln!(

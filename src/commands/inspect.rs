@@ -99,6 +99,7 @@ fn inspect_scene(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()>
     info.add("preroll", scene.preroll.frames);
     info.add("preroll_from", scene.preroll.from.name());
     info.add("first_simulated_frame", scene.first_simulated_frame());
+    info.add("integrator", scene.file.settings.integrator.name());
     let garments: Vec<Value> = scene
         .garments
         .iter()

@@ -110,6 +110,37 @@ fn unknown_scene_key() {
 }
 
 #[test]
+fn unknown_integrator() {
+    let d = Dir::new();
+    d.write("cloth.obj", QUAD_OBJ);
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None)
+            .replace("frame_end = 3", "frame_end = 3\nintegrator = \"verlet\""),
+    );
+    expect_input_error(&d, &["scene.toml", "scene.integrator", "verlet", "bdf2"]);
+}
+
+#[test]
+fn bdf2_scene_checks_inspects_and_bakes() {
+    let d = Dir::new();
+    d.write("cloth.obj", QUAD_OBJ);
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None)
+            .replace("frame_end = 3", "frame_end = 3\nintegrator = \"bdf2\""),
+    );
+    let c = d.ok(&["check", "scene.toml"]);
+    assert!(c.stdout.contains("integrator bdf2"), "{}", c.stdout);
+    let j = d.ok(&["check", "--json", "scene.toml"]);
+    assert!(j.stdout.contains("\"integrator\":\"bdf2\""), "{}", j.stdout);
+    let i = d.ok(&["inspect", "--json", "scene.toml"]);
+    assert!(i.stdout.contains("\"integrator\":\"bdf2\""), "{}", i.stdout);
+    d.ok(&["bake", "scene.toml", "-o", "out"]);
+    assert!(!d.files_under("out").is_empty());
+}
+
+#[test]
 fn unknown_material_preset() {
     let d = Dir::new();
     d.write("cloth.obj", QUAD_OBJ);

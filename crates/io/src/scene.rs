@@ -158,7 +158,28 @@ pub enum ProxyMode {
     Auto,
 }
 
-/// `[scene]`: timing, substeps, gravity, air damping and solver tolerances.
+/// `scene.integrator`: the time integrator of the substeps (`clothbake_solver::Integrator`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntegratorName {
+    /// Backward Euler, one Newton step (Baraff & Witkin 1998 §3).
+    #[default]
+    Bw,
+    /// Second-order BDF, one Newton step (Choi & Ko 2002).
+    Bdf2,
+}
+
+impl IntegratorName {
+    /// The name as written in the scene file.
+    pub fn name(self) -> &'static str {
+        match self {
+            IntegratorName::Bw => "bw",
+            IntegratorName::Bdf2 => "bdf2",
+        }
+    }
+}
+
+/// `[scene]`: timing, substeps, gravity, air damping, integrator and solver tolerances.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
@@ -199,6 +220,9 @@ pub struct Settings {
     /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
     #[serde(default = "default_air_damping")]
     pub air_damping: f32,
+    /// Time integrator: `"bw"` (default) or `"bdf2"`; any other value is rejected at load.
+    #[serde(default)]
+    pub integrator: IntegratorName,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -228,6 +252,7 @@ impl Default for Settings {
             strain_jump: None,
             strain_limit: None,
             air_damping: default_air_damping(),
+            integrator: IntegratorName::default(),
         }
     }
 }

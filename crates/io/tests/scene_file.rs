@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use clothbake_io::{ColliderSpec, Follow, Format, SceneFile, Shape, Space, Up};
+use clothbake_io::{ColliderSpec, Follow, Format, IntegratorName, SceneFile, Shape, Space, Up};
 use glam::Vec3;
 
 const PRESETS: &[&str] = &["cotton", "silk", "denim"];
@@ -226,6 +226,20 @@ fn air_damping_is_parsed() {
     assert_eq!(s.settings.air_damping, 0.0);
     let e = parse("[scene]\nair_viscosity = 0.25\n").unwrap_err();
     assert!(e.contains("unknown field `air_viscosity`"), "{e}");
+}
+
+#[test]
+fn integrator_is_parsed_and_unknown_names_are_rejected() {
+    assert_eq!(parse("").unwrap().settings.integrator, IntegratorName::Bw);
+    let s = parse("[scene]\nintegrator = \"bdf2\"\n").unwrap();
+    assert_eq!(s.settings.integrator, IntegratorName::Bdf2);
+    assert_eq!(s.settings.integrator.name(), "bdf2");
+    let s = parse("[scene]\nintegrator = \"bw\"\n").unwrap();
+    assert_eq!(s.settings.integrator, IntegratorName::Bw);
+    let e = parse("[scene]\nintegrator = \"verlet\"\n").unwrap_err();
+    assert!(e.starts_with("shots/scene.toml: scene.integrator"), "{e}");
+    assert!(e.contains("unknown variant `verlet`"), "{e}");
+    assert!(e.contains("`bw`") && e.contains("`bdf2`"), "{e}");
 }
 
 #[test]

@@ -28,6 +28,7 @@ pub mod workspace;
 pub use collide::{ColliderShape, MovingCollider};
 pub use error::{ModelError, SimError};
 pub use forces::Wind;
+pub use integrator::Integrator;
 pub use linalg::Preconditioner;
 pub use material::Material;
 pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};

@@ -7,6 +7,7 @@
 use crate::collide::MovingCollider;
 use crate::error::{ModelError, SimError};
 use crate::forces::Wind;
+use crate::integrator::Integrator;
 use crate::linalg::Preconditioner;
 use crate::model::{GarmentDesc, Model};
 use crate::pins::PinTargets;
@@ -75,6 +76,9 @@ pub struct SimSettings {
     /// solve runs, when the solve is small enough to run on one thread (default on). The result
     /// is the same to the bit either way; off, they are found after the solve.
     pub proximity_ahead: bool,
+    /// Time integrator of the substeps (default backward Euler; see
+    /// [`crate::integrator::method`]).
+    pub integrator: Integrator,
 }
 
 impl Default for SimSettings {
@@ -92,6 +96,7 @@ impl Default for SimSettings {
             strain_limit: DEFAULT_STRAIN_LIMIT,
             preconditioner: Preconditioner::default(),
             proximity_ahead: true,
+            integrator: Integrator::default(),
         }
     }
 }
@@ -262,11 +267,26 @@ impl Simulation {
                 });
             }
         }
+        for (field, found) in [
+            ("prev_x", state.prev_x.len()),
+            ("prev_v", state.prev_v.len()),
+        ] {
+            if found != 0 && found != n {
+                return Err(RestoreError::Size {
+                    field,
+                    found,
+                    expected: n,
+                });
+            }
+        }
         let finite = |v: &[Vec3]| v.iter().all(|p| p.is_finite());
         for (field, ok) in [
             ("x", finite(&state.x)),
             ("v", finite(&state.v)),
             ("dv", finite(&state.dv)),
+            ("prev_x", finite(&state.prev_x)),
+            ("prev_v", finite(&state.prev_v)),
+            ("prev_h", state.prev_h.is_finite()),
             ("pins", state.pins.is_finite()),
             ("clock", state.clock.time.is_finite()),
         ] {
@@ -424,7 +444,7 @@ impl Simulation {
             r.rejected = None;
             report.accept(&r);
             self.substep_log.push(r);
-            accept::accept(state, ws, sub.h, step);
+            accept::accept(state, ws, sub.h, step, settings.integrator);
         }
         state.clock.substep_pos = 0;
         state.clock.frames += 1;

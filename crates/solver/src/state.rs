@@ -13,7 +13,7 @@ use crate::constraints::ContactMemory;
 use crate::pins::PinTargets;
 
 /// Version of the [`State`] layout; a saved state of another version cannot be resumed.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 /// Where the simulation is in time.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -53,6 +53,12 @@ pub struct State {
     pub contacts: Vec<ContactMemory>,
     /// Pin targets at the start and end of the current frame (m).
     pub pins: PinTargets,
+    /// BDF2 history (Choi & Ko 2002; [`crate::integrator::method`]): positions (m) and velocities
+    /// (m/s) at the start of the last accepted substep, and its length `prev_h` (s). Empty (and
+    /// `prev_h` = 0) under backward Euler and before the first accepted substep.
+    pub prev_x: Vec<Vec3>,
+    pub prev_v: Vec<Vec3>,
+    pub prev_h: f32,
     pub clock: Clock,
     pub controller: StepController,
 }
@@ -67,6 +73,9 @@ impl State {
             dv: vec![Vec3::ZERO; n],
             contacts: vec![ContactMemory::default(); n],
             pins,
+            prev_x: Vec::new(),
+            prev_v: Vec::new(),
+            prev_h: 0.0,
             clock: Clock::default(),
             controller: StepController::default(),
         }
@@ -79,6 +88,9 @@ impl State {
         self.dv.clone_from(&other.dv);
         self.contacts.clone_from(&other.contacts);
         self.pins.copy_from(&other.pins);
+        self.prev_x.clone_from(&other.prev_x);
+        self.prev_v.clone_from(&other.prev_v);
+        self.prev_h = other.prev_h;
         self.clock = other.clock;
         self.controller = other.controller;
     }

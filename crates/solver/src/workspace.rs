@@ -8,7 +8,7 @@ use glam::Vec3;
 use crate::collide::{ContactDetector, MovingCollider, VertexContact};
 use crate::constraints::Constraints;
 use crate::error::ModelError;
-use crate::integrator::Assembly;
+use crate::integrator::{Assembly, StepBase};
 use crate::linalg::Mpcg;
 use crate::model::Model;
 use crate::self_contact::SelfContact;
@@ -19,6 +19,8 @@ pub struct Workspace {
     /// Copy of the state at the start of the current substep: x0, v0 for the stages, and what a
     /// rejected substep is rolled back to.
     pub(crate) start: State,
+    /// What the backward-Euler stages step from: (x0, v0, h), or BDF2's (x̂, v̂, 2h/3).
+    pub(crate) base: StepBase,
     /// Sparse system matrix (pattern built once from the topology), right-hand side, element scratch.
     pub(crate) assembly: Assembly,
     /// MPCG vectors and the preconditioner's factor.
@@ -45,6 +47,7 @@ impl Workspace {
         let n = model.vertex_count();
         Ok(Workspace {
             start: State::default(),
+            base: StepBase::default(),
             assembly: Assembly::new(model),
             cg: Mpcg::new(),
             constraints: Constraints::default(),

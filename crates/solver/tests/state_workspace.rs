@@ -6,6 +6,8 @@
 //! - a state saved at frame 12, serialised (JSON) and restored into a NEW simulation of the same
 //!   garments continues bit-identically to the uninterrupted run;
 //! - a state that does not fit (version, sizes, non-finite values) is refused with a named error.
+//!
+//! The first two under every integrator (BDF2 keeps the previous substep's start in the state).
 
 use clothbake_solver::fixtures::{ground, sheet, EdgeFold};
 use clothbake_solver::*;
@@ -14,7 +16,7 @@ use glam::Vec3;
 const FRAMES: usize = 24;
 const SAVE_AT: usize = 12;
 
-fn fold_scene() -> (Vec<GarmentDesc>, SimSettings, EdgeFold) {
+fn fold_scene_with(integrator: Integrator) -> (Vec<GarmentDesc>, SimSettings, EdgeFold) {
     let n = 14;
     let mut g = sheet("sheet", n, 0.4, 0.006);
     g.self_collision = Some(SelfCollisionParams {
@@ -25,9 +27,14 @@ fn fold_scene() -> (Vec<GarmentDesc>, SimSettings, EdgeFold) {
     let settings = SimSettings {
         substeps: 3,
         strain_jump: 0.01,
+        integrator,
         ..SimSettings::default()
     };
     (vec![g], settings, fold)
+}
+
+fn fold_scene() -> (Vec<GarmentDesc>, SimSettings, EdgeFold) {
+    fold_scene_with(Integrator::BackwardEuler)
 }
 
 /// Bit patterns of every position and velocity.
@@ -63,6 +70,16 @@ fn run(
 
 #[test]
 fn dropping_the_workspace_changes_nothing() {
+    dropping_the_workspace_changes_nothing_with(Integrator::BackwardEuler);
+}
+
+#[test]
+fn dropping_the_workspace_changes_nothing_bdf2() {
+    dropping_the_workspace_changes_nothing_with(Integrator::Bdf2);
+}
+
+fn dropping_the_workspace_changes_nothing_with(integrator: Integrator) {
+    let fold_scene = || fold_scene_with(integrator);
     let (descs, settings, mut fold) = fold_scene();
     let mut a = Simulation::new(descs.clone(), settings.clone()).unwrap();
     let (frames_a, rejected) = run(&mut a, &mut fold, 1..FRAMES + 1, |_| {});
@@ -87,6 +104,33 @@ fn dropping_the_workspace_changes_nothing() {
 
 #[test]
 fn a_saved_state_resumes_bit_identically_in_a_new_simulation() {
+    resumes_bit_identically_with(Integrator::BackwardEuler);
+}
+
+#[test]
+fn a_saved_bdf2_state_resumes_bit_identically_and_needs_its_history() {
+    let (saved, frames_a) = resumes_bit_identically_with(Integrator::Bdf2);
+    let mut state: State = serde_json::from_str(&saved).unwrap();
+    assert_eq!(state.prev_x.len(), state.x.len(), "BDF2 keeps x₋₁");
+    assert!(state.prev_h > 0.0);
+    // Without the history the next substep is backward Euler: the continuation differs.
+    state.prev_x.clear();
+    state.prev_v.clear();
+    state.prev_h = 0.0;
+    let (descs, settings, mut fold) = fold_scene_with(Integrator::Bdf2);
+    let mut c = Simulation::new(descs, settings).unwrap();
+    c.restore_state(state, STATE_VERSION).unwrap();
+    let (frames_c, _) = run(&mut c, &mut fold, SAVE_AT + 1..SAVE_AT + 2, |_| {});
+    assert!(
+        frames_a[SAVE_AT] != frames_c[0],
+        "the history made no difference"
+    );
+}
+
+/// Saves at frame SAVE_AT, resumes in a new simulation, compares; returns the saved JSON and the
+/// uninterrupted run's frames.
+fn resumes_bit_identically_with(integrator: Integrator) -> (String, Vec<Vec<u32>>) {
+    let fold_scene = || fold_scene_with(integrator);
     let (descs, settings, mut fold) = fold_scene();
     let mut a = Simulation::new(descs.clone(), settings.clone()).unwrap();
     let (frames_a, _) = run(&mut a, &mut fold, 1..FRAMES + 1, |_| {});
@@ -108,6 +152,7 @@ fn a_saved_state_resumes_bit_identically_in_a_new_simulation() {
     }
     assert_eq!(a.state(), c.state());
     assert_eq!(a.time().to_bits(), c.time().to_bits());
+    (saved, frames_a)
 }
 
 #[test]
@@ -127,6 +172,15 @@ fn a_state_that_does_not_fit_is_refused() {
     assert!(matches!(
         sim.restore_state(short, STATE_VERSION),
         Err(RestoreError::Size { field: "v", .. })
+    ));
+    let mut history = good.clone();
+    history.prev_x = vec![Vec3::ZERO; 2];
+    assert!(matches!(
+        sim.restore_state(history, STATE_VERSION),
+        Err(RestoreError::Size {
+            field: "prev_x",
+            ..
+        })
     ));
     let mut nan = good.clone();
     nan.x[3].y = f32::NAN;

@@ -5,6 +5,7 @@
 use rayon::prelude::*;
 
 use crate::forces::strain;
+use crate::integrator::Integrator;
 use crate::linalg::CgResult;
 use crate::model::Model;
 use crate::sim::{SimSettings, GROW_AFTER};
@@ -52,6 +53,18 @@ pub(crate) fn judge(
     (max_strain, worst, rejected)
 }
 
+/// The largest triangle strain at positions `x`.
+pub(crate) fn max_strain(model: &Model, x: &[glam::Vec3]) -> f32 {
+    (0..model.triangles.len())
+        .into_par_iter()
+        .map(|t| {
+            let tri = model.triangles[t];
+            let mat = &model.materials[model.triangle_material[t] as usize];
+            strain(&tri.map(|i| x[i as usize]), &model.triangle_rest[t], mat)
+        })
+        .reduce(|| 0.0, f32::max)
+}
+
 /// First vertex with a non-finite position or velocity.
 pub(crate) fn first_non_finite(state: &State) -> Option<usize> {
     state
@@ -62,9 +75,15 @@ pub(crate) fn first_non_finite(state: &State) -> Option<usize> {
 }
 
 /// Keeps an accepted substep of `step` grid units and `h` seconds: the contacts' friction modes
-/// become the state's memory, the clock advances and the controller may grow the step.
-pub(crate) fn accept(state: &mut State, ws: &Workspace, h: f32, step: u64) {
+/// become the state's memory, the clock advances and the controller may grow the step; under BDF2
+/// the substep's start becomes the history (x₋₁, v₋₁, its length).
+pub(crate) fn accept(state: &mut State, ws: &Workspace, h: f32, step: u64, integrator: Integrator) {
     ws.constraints.commit(&mut state.contacts);
+    if integrator.keeps_history() {
+        state.prev_x.clone_from(&ws.start.x);
+        state.prev_v.clone_from(&ws.start.v);
+        state.prev_h = h;
+    }
     state.clock.time += h as f64;
     state.clock.substep_pos += step;
     let c = &mut state.controller;

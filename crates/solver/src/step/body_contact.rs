@@ -24,7 +24,10 @@ pub(crate) fn constrain(
     ws: &mut Workspace,
     sub: Substep,
 ) -> Result<(), SimError> {
-    let (x0, v0, h) = (&ws.start.x, &ws.start.v, sub.h);
+    let (x0, h) = (&ws.start.x, sub.h);
+    // Pins, contacts and goal springs are set up for the implicit step's base (x0, v0, h or BDF2's
+    // x̂, v̂, 2h/3); detection sweeps the real x0 → x0 + h·v0.
+    let (bx, bv, bh) = ws.base.pick(&ws.start.x, &ws.start.v, sub.h);
     let targets = &state.pins;
     for (k, pin) in model.pins.iter().enumerate() {
         if pin.weight >= 1.0 {
@@ -33,9 +36,9 @@ pub(crate) fn constrain(
                 i,
                 targets.at(k, sub.s1),
                 targets.velocity(k, sub.dt),
-                x0[i],
-                v0[i],
-                h,
+                bx[i],
+                bv[i],
+                bh,
             );
         }
     }
@@ -51,7 +54,7 @@ pub(crate) fn constrain(
             )
             .map_err(|e| SimError::Input(e.to_string()))?;
         ws.constraints
-            .add_contacts(&ws.contacts, &state.contacts, model, x0, v0, h);
+            .add_contacts(&ws.contacts, &state.contacts, model, bx, bv, bh);
     }
     for (k, pin) in model.pins.iter().enumerate() {
         if pin.weight < 1.0 {
@@ -60,9 +63,9 @@ pub(crate) fn constrain(
                 i,
                 model.pin_spring[k],
                 targets.at(k, sub.s1),
-                x0[i],
-                v0[i],
-                h,
+                bx[i],
+                bv[i],
+                bh,
             );
         }
     }
@@ -80,12 +83,13 @@ pub(crate) fn release(
     ws: &mut Workspace,
     h: f32,
 ) -> Result<f32, SimError> {
+    let bh = ws.base.step(h);
     ws.constraints.apply_friction(
         model,
         &ws.assembly.matrix,
         &ws.assembly.b,
         &state.dv,
-        h,
+        bh,
         &mut state.x,
         &mut state.v,
     );

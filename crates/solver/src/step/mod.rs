@@ -1,7 +1,10 @@
 //! One substep: a single Newton step of backward Euler (BW §6) from frame fraction s0 to s1, as the
 //! stages it runs in order, each in its own file and named as the reports name them:
 //!
-//! 1. [`predict`]: the start state is kept, colliders are interpolated to the substep, x0 + h·v0.
+//! 1. [`predict`]: the start state is kept, colliders are interpolated to the substep, x0 + h·v0;
+//!    a BDF2 substep is backward Euler of step 2h/3 from an extrapolated state
+//!    ([`crate::integrator::method`]), and the stages below then read that (x̂, v̂, h') as x0, v0, h
+//!    wherever they set up or update the implicit step (constraints, assembly, update, friction).
 //! 2. [`body_contact::constrain`]: hard pins, collider contacts and goal springs become the MPCG
 //!    filter, z, y and implicit terms (BW §5).
 //! 3. [`assemble`]: forces and Jacobians into A·Δv = b (BW eq. 15).
@@ -65,7 +68,7 @@ pub(crate) fn substep(
 ) -> Result<SubstepReport, SimError> {
     let mut times = StageTimes::default();
     let mut lap = Lap(Instant::now());
-    predict::run(state, ws, sub);
+    predict::run(state, ws, sub, settings.integrator);
     lap.lap(&mut times.other);
 
     body_contact::constrain(model, state, ws, sub)?;

@@ -48,7 +48,7 @@ pub(crate) fn run(
     let cg_settings = CgSettings {
         tolerance: settings.cg_tolerance,
         max_iterations: settings.cg_max_iterations,
-        velocity_floor: h * settings.gravity.length().max(1.0),
+        velocity_floor: ws.base.step(h) * settings.gravity.length().max(1.0),
         preconditioner: settings.preconditioner,
     };
     let problem = Problem {
@@ -85,9 +85,9 @@ pub(crate) fn run(
     }
 }
 
-/// v1 = v0 + Δv, x1 = x0 + h·v1 + y.
+/// v1 = v0 + Δv, x1 = x0 + h·v1 + y (BDF2: v1 = v̂ + Δv, x1 = x̂ + (2h/3)·v1 + y).
 pub(crate) fn update(state: &mut State, ws: &Workspace, h: f32) {
-    let (x0, v0) = (&ws.start.x, &ws.start.v);
+    let (x0, v0, h) = ws.base.pick(&ws.start.x, &ws.start.v, h);
     let (dv, y) = (&state.dv, &ws.constraints.y);
     state
         .v
