@@ -423,6 +423,7 @@ def export_scene(context, bake_dir: str) -> list[tuple[str, str]]:
             "preroll": int(settings.preroll),
             "preroll_from": preroll_from,
             "substeps": int(settings.substeps),
+            "integrator": settings.integrator.lower(),
             "gravity": gravity,
         },
         # Blender object-local space of the evaluated matrix at each frame (see cache_modifier).

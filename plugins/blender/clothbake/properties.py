@@ -106,6 +106,17 @@ class ClothbakeSceneSettings(bpy.types.PropertyGroup):
         default="ANIMATION",
     )
     substeps: IntProperty(name="Substeps", description="Solver substeps per frame", default=5, min=1, soft_max=50)
+    integrator: EnumProperty(
+        name="Integrator",
+        description="Time integration of the cloth (clothbake's [scene] integrator)",
+        items=(
+            ("BW", "Backward Euler", "Baraff & Witkin: one Newton step of backward Euler per substep; the most "
+             "damped and the most robust (the default)"),
+            ("BDF2", "BDF2", "Second-order backward differentiation: less numerical damping of folds and swings "
+             "at the same substeps; falls back to backward Euler after a substep size change"),
+        ),
+        default="BW",
+    )
     output_dir: StringProperty(
         name="Output",
         description="Folder for bakes; '//' is relative to the .blend (a temporary folder while it is unsaved)",

@@ -382,3 +382,26 @@ def test_character_bake_plays_back_exactly_and_stays_out_of_the_proxies(tmp_path
     if kind.startswith("skirt"):  # ... both swinging legs, in fact
         assert gaps["Thigh.L"] < 2.0 * thickness and gaps["Thigh.R"] < 2.0 * thickness
     assert moved > 0.02  # the free cloth is simulated, not a copy of the animation
+
+
+def test_integrator_setting_is_exported_and_baked(tmp_path, monkeypatch):
+    """Scene › Integrator goes into [scene] integrator; BDF2 bakes, and differs from backward Euler."""
+    clothbake = addon()
+    scene, skirt, _ = build_skirt(tmp_path)
+    s = scene.clothbake
+    s.frame_start, s.frame_end = 1, 8
+    assert s.integrator == "BW"
+    monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
+    caches = {}
+    for method in ("BW", "BDF2"):
+        s.integrator = method
+        out = tmp_path / f"export-{method}"
+        out.mkdir()
+        clothbake.export.export_scene(bpy.context, str(out))
+        with open(out / "scene.toml", "rb") as f:
+            assert tomllib.load(f)["scene"]["integrator"] == method.lower()
+        assert bpy.ops.clothbake.bake() == {"FINISHED"}
+        _, caches[method] = read_pc2(bpy.path.abspath(skirt.modifiers["ClothBake"].filepath))
+    assert caches["BW"].shape == caches["BDF2"].shape == (8, len(skirt.data.vertices), 3)
+    assert np.all(np.isfinite(caches["BDF2"]))
+    assert np.max(np.abs(caches["BW"][-1] - caches["BDF2"][-1])) > 1e-6

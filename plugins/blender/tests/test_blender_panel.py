@@ -54,7 +54,7 @@ def test_panel_draws_existing_properties(tmp_path, role, shape):
     log = draw(context)
     names = [name for kind, name in log]
     assert names[0] == "role"
-    assert {"frame_start", "frame_end", "preroll", "preroll_from", "substeps", "output_dir", "clothbake.bake", "clothbake.free"} <= set(names)
+    assert {"frame_start", "frame_end", "preroll", "preroll_from", "substeps", "integrator", "output_dir", "clothbake.bake", "clothbake.free"} <= set(names)
     if role == "GARMENT":
         assert {"material", "pin_group", "density", "use_density", "thickness"} <= set(names)
     if shape in ("SPHERE", "CAPSULE"):
