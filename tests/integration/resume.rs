@@ -221,7 +221,7 @@ fn sigterm_inside_a_long_frame_checkpoints_inside_it() {
     let scene = d.sample("self-fold");
     let text = std::fs::read_to_string(d.path(&scene)).unwrap();
     assert!(text.contains("substeps = "), "{text}");
-    let slow = regex_free_replace_substeps(&text, 2000);
+    let slow = with_substeps(&text, 2000);
     d.write("slow/scene.toml", slow);
     for f in std::fs::read_dir(d.path("self-fold")).unwrap().flatten() {
         if f.file_name() != "scene.toml" {
@@ -277,7 +277,7 @@ fn a_repeated_signal_is_one_request() {
     let d = Dir::new();
     let scene = d.sample("self-fold");
     let text = std::fs::read_to_string(d.path(&scene)).unwrap();
-    d.write(&scene, regex_free_replace_substeps(&text, 2000));
+    d.write(&scene, with_substeps(&text, 2000));
     let args = [
         "bake",
         &scene,
@@ -288,16 +288,13 @@ fn a_repeated_signal_is_one_request() {
         "--checkpoint-every",
         "100",
     ];
-    let spawn = || {
-        Command::new(env!("CARGO_BIN_EXE_clothbake"))
-            .args(args)
-            .current_dir(d.root())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start")
-    };
-    let mut child = spawn();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
+        .args(args)
+        .current_dir(d.root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
     std::thread::sleep(Duration::from_millis(700));
     let pid = child.id().to_string();
     Command::new("kill")
@@ -308,7 +305,8 @@ fn a_repeated_signal_is_one_request() {
     assert!(d.path("out/.clothbake-resume/checkpoint").is_file());
 }
 
-fn regex_free_replace_substeps(text: &str, n: u32) -> String {
+/// `text` (a scene file) with `substeps = n`.
+fn with_substeps(text: &str, n: u32) -> String {
     text.lines()
         .map(|l| {
             if l.starts_with("substeps = ") {
