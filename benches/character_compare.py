@@ -17,6 +17,9 @@ Scenes:
 - `skirt-walk`: the bpy tests' walking rig with root motion (1.6 m over 48 frames, two strides),
   pelvis sphere and thigh capsules parented to its bones, a flared skirt of 28 x 128 = 3,584
   well-shaped vertices skinned to the hips, waist ring pinned; 4 substeps.
+- `thin-skirt-walk`: the same with 8 x 540 = 4,320 vertices (triangles 18-28:1).
+- `cape-run`: the rig running 3.2 m, pelvis sphere and chest capsule, a 31 x 61 cape parented to
+  the Chest bone, top row pinned.
 - `dress-walk`: the built-in dress-walk sample (figure.glb, 10k-vertex dress, proxies marked on
   empties) imported into Blender as plugins/blender/examples/dress_walk.py does; 4 substeps,
   self-collision on (as the sample).
@@ -33,10 +36,15 @@ child process including loading and writing). Quality, from each method's positi
 - self-intersections: edges of the cloth crossing one of its triangles (not sharing a vertex),
   counted on the last frame (numpy; clothbake's bake report's own count is also given).
 
-    python3 benches/character_compare.py [--scenes skirt-walk,dress-walk] [--runs 3] [--frames N]
-        [--bin target/release/clothbake] [--markdown FILE]
+    python3 benches/character_compare.py [--scenes skirt-walk,...] [--runs 3] [--frames N]
+        [--blender-distance default|thickness] [--blender-mass default|matched]
+        [--bin target/release/clothbake] [--markdown FILE] [--update-benchmarks]
 
-Prints the table (and with --markdown writes it to FILE).
+`--blender-distance thickness` sets Blender's collision and self-collision distance to the garment's
+thickness (Blender's default 15 mm exceeds these meshes' edges); `--blender-mass matched` gives
+Blender clothbake's mass (its default is 0.3 kg per vertex). Prints the table; --markdown writes it
+to FILE; --update-benchmarks replaces the block of this set-up in BENCHMARKS.md (between the
+`<!-- character_compare mass=... distance=... -->` markers).
 """
 
 from __future__ import annotations
@@ -431,6 +439,18 @@ def spread(values, fmt="{:.0f}") -> str:
     return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}–{fmt.format(hi)}"
 
 
+def update_benchmarks(path: Path, setup: str, text: str) -> None:
+    """Replace the text between this set-up's begin and end markers in BENCHMARKS.md."""
+    begin, end = f"<!-- character_compare {setup} begin -->", f"<!-- character_compare {setup} end -->"
+    doc = path.read_text(encoding="utf-8")
+    if doc.count(begin) != 1 or doc.count(end) != 1:
+        raise SystemExit(f"{path}: no single '{begin}' ... '{end}' block to replace")
+    head, rest = doc.split(begin)
+    _, tail = rest.split(end)
+    path.write_text(f"{head}{begin}\n{text}\n{end}{tail}", encoding="utf-8")
+    print(f"updated {path} ({setup})")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenes", default=",".join(SCENES))
@@ -442,6 +462,8 @@ def main() -> int:
     parser.add_argument("--blender-distance", choices=("default", "thickness"), default="default",
                         help="Blender's collision and self-collision distance: its default (15 mm) or the garment's thickness")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--update-benchmarks", action="store_true",
+                        help="replace this set-up's block in BENCHMARKS.md with the new table")
     args = parser.parse_args()
     binary = os.path.abspath(args.bin)
     os.environ["CLOTHBAKE_BIN"] = binary
@@ -505,6 +527,8 @@ def main() -> int:
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")
+    if args.update_benchmarks:
+        update_benchmarks(REPO / "BENCHMARKS.md", f"mass={args.blender_mass} distance={args.blender_distance}", text)
     addon().unregister()  # bpy 4.5 as a module does not exit with the add-on registered
     return 0
 
