@@ -20,6 +20,9 @@ Scenes:
 - `thin-skirt-walk`: the same with 8 x 540 = 4,320 vertices (triangles 18-28:1).
 - `cape-run`: the rig running 3.2 m, pelvis sphere and chest capsule, a 31 x 61 cape parented to
   the Chest bone, top row pinned.
+- `sample-skirt-walk`, `sample-cape-run`: the built-in glTF samples of those names (resolution 128
+  and 64), imported the same way, with the sample's material, thickness, friction, pins, substeps
+  and frames.
 - `dress-walk`: the built-in dress-walk sample (figure.glb, 10k-vertex dress, proxies marked on
   empties) imported into Blender as plugins/blender/examples/dress_walk.py does; 4 substeps,
   self-collision on (as the sample).
@@ -155,8 +158,51 @@ def build_cape_run(work: Path, binary: str, frames: int | None):
     return scene, cape, [proxies[n] for n in ("Pelvis", "Torso")]
 
 
+def build_gltf_sample(name: str, node: str, resolution: int):
+    """A built-in glTF sample (`clothbake sample NAME`) imported as dress_walk.py imports the dress:
+    frame 1 = glTF time 0, proxies on the marked empties, the garment node marked with the sample's
+    material, thickness, friction, self-collision and pins (substeps the sample's)."""
+
+    def build(work: Path, binary: str, frames: int | None):
+        import dress_walk
+
+        folder = work / "sample"
+        subprocess.run([binary, "sample", name, "-o", str(folder), "--resolution", str(resolution)],
+                       check=True, stdout=subprocess.DEVNULL)
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+        bpy.ops.import_scene.gltf(filepath=str(folder / "figure.glb"))
+        for action in bpy.data.actions:
+            for fc in action.fcurves:
+                for k in fc.keyframe_points:
+                    k.co.x += 1.0
+                    k.handle_left.x += 1.0
+                    k.handle_right.x += 1.0
+        with open(folder / "scene.toml", "rb") as f:
+            sample = tomllib.load(f)
+        scene = bpy.context.scene
+        scene.render.fps = 24
+        dress_walk.mark_colliders(scene)
+        spec = sample["garment"][0]
+        garment = bpy.data.objects[node]
+        garment.vertex_groups.new(name="pins").add(spec["pin"]["vertices"], 1.0, "REPLACE")
+        g = garment.clothbake
+        g.role, g.material, g.pin_group = "GARMENT", spec["material"], "pins"
+        g.thickness, g.friction = spec["thickness"], spec["friction"]
+        g.self_collision = bool(spec.get("self_collision", True))
+        s = scene.clothbake
+        s.frame_start, s.frame_end, s.substeps = 1, frames or sample["scene"]["frame_end"], sample["scene"]["substeps"]
+        s.output_dir = str(work / "bakes")
+        proxies = [o for o in scene.objects if o.clothbake.role == "COLLIDER"]
+        scene.frame_set(1)
+        return scene, garment, proxies
+
+    return build
+
+
 SCENES = {"skirt-walk": build_skirt_walk, "thin-skirt-walk": build_thin_skirt, "cape-run": build_cape_run,
-          "dress-walk": build_dress_walk}
+          "dress-walk": build_dress_walk,
+          "sample-skirt-walk": build_gltf_sample("skirt-walk", "Skirt", 128),
+          "sample-cape-run": build_gltf_sample("cape-run", "Cape", 64)}
 
 
 # -- Blender's cloth on the same scene ------------------------------------------------------------
@@ -206,7 +252,7 @@ def garment_mass(garment) -> float:
 
 
 #: Area density (kg/m²) of clothbake's material presets (crates/solver/src/material.rs).
-DENSITY = {"cotton": 0.15, "silk": 0.07}
+DENSITY = {"cotton": 0.15, "silk": 0.07, "denim": 0.41, "leather": 0.7, "jersey": 0.16, "wool": 0.25, "polyester": 0.08}
 
 
 def add_blender_cloth(scene, garment, proxies, fits, match_mass=False, match_distance=False):
