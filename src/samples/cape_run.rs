@@ -3,7 +3,7 @@
 
 use super::figure::{figure_glb, Attach, Gait};
 use super::mesh::{index_list, Mesh};
-use super::scene_template::{SceneTemplate, BIND_POSE_AT_FRAME_1};
+use super::scene_template::{FigureGarment, SceneTemplate, BIND_POSE_AT_FRAME_1};
 use super::SampleFile;
 
 const WIDTH: f32 = 0.5; // m
@@ -28,27 +28,18 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         duration: 3.0,
     };
     let glb = figure_glb(&gait, Attach::Chest, "Cape", &mesh);
-    let body = format!(
-        "
-[[garment]]
-name = \"cape\"
-mesh = \"figure.glb\"
-node = \"Cape\"
-material = \"silk\"
-thickness = 0.006
-friction = 0.2
-
-[garment.pin]
-vertices = {pins}   # the shoulder row
-follow = \"node\"
-
-[[collider]]
-type = \"gltf\"
-file = \"figure.glb\"
-proxies = \"marked\"
-",
-        pins = index_list(0..=nu),
-    );
+    let body = FigureGarment {
+        name: "cape",
+        node: "Cape",
+        material: "silk",
+        thickness: "0.006",
+        friction: "0.2",
+        extra: "",
+        pins: index_list(0..=nu),
+        pins_comment: "the shoulder row",
+        follow: "node",
+    }
+    .body();
     let scene = SceneTemplate {
         name: "cape-run",
         description: "a cape pinned at the shoulders of a figure running forward",

@@ -8,7 +8,7 @@
 
 use super::figure::{dressed_figure_glb, Gait, HIP_HEIGHT, J_HIPS, J_SPINE};
 use super::mesh::{index_list, Mesh};
-use super::scene_template::{SceneTemplate, BIND_POSE_AT_FRAME_1};
+use super::scene_template::{FigureGarment, SceneTemplate, BIND_POSE_AT_FRAME_1};
 use super::SampleFile;
 
 /// m above the hips joint: top edge of the bodice, the waist, the lowest pinned ring (the hip line,
@@ -108,28 +108,18 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         duration: 2.5,
     };
     let glb = dressed_figure_glb(&gait, "Dress", &mesh, (&joints, &weights));
-    let body = format!(
-        "
-[[garment]]
-name = \"dress\"
-mesh = \"figure.glb\"
-node = \"Dress\"
-material = \"cotton\"
-thickness = 0.005
-friction = 0.1
-self_collision = true
-
-[garment.pin]
-vertices = {pins}   # bodice and hip yoke: the rings from the top edge to the hip line
-follow = \"skin\"
-
-[[collider]]
-type = \"gltf\"
-file = \"figure.glb\"
-proxies = \"marked\"
-",
-        pins = index_list(0..pinned),
-    );
+    let body = FigureGarment {
+        name: "dress",
+        node: "Dress",
+        material: "cotton",
+        thickness: "0.005",
+        friction: "0.1",
+        extra: "self_collision = true\n",
+        pins: index_list(0..pinned),
+        pins_comment: "bodice and hip yoke: the rings from the top edge to the hip line",
+        follow: "skin",
+    }
+    .body();
     let scene = SceneTemplate {
         name: "dress-walk",
         description: DESCRIPTION,

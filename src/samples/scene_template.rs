@@ -5,6 +5,63 @@
 pub const BIND_POSE_AT_FRAME_1: &str =
     "time_offset = -0.041666668  # frame 1 is animation time 0 (the bind pose)\n";
 
+/// A garment worn by the generated figure (`figure.glb`: the garment is one of its mesh nodes, the
+/// body proxies are its marked nodes).
+pub struct FigureGarment<'a> {
+    pub name: &'a str,
+    /// The garment's node in figure.glb.
+    pub node: &'a str,
+    pub material: &'a str,
+    /// Written as given (m).
+    pub thickness: &'a str,
+    pub friction: &'a str,
+    /// More `[[garment]]` lines, each ending in a newline.
+    pub extra: &'a str,
+    /// The pinned vertices (a TOML array) and the comment that says which they are.
+    pub pins: String,
+    pub pins_comment: &'a str,
+    /// `pin.follow`.
+    pub follow: &'a str,
+}
+
+impl FigureGarment<'_> {
+    /// Its `[[garment]]` and `[garment.pin]` tables and the figure's `[[collider]]` (a scene
+    /// template's `body`).
+    pub fn body(&self) -> String {
+        let FigureGarment {
+            name,
+            node,
+            material,
+            thickness,
+            friction,
+            extra,
+            pins,
+            pins_comment,
+            follow,
+        } = self;
+        format!(
+            "
+[[garment]]
+name = \"{name}\"
+mesh = \"figure.glb\"
+node = \"{node}\"
+material = \"{material}\"
+thickness = {thickness}
+friction = {friction}
+{extra}
+[garment.pin]
+vertices = {pins}   # {pins_comment}
+follow = \"{follow}\"
+
+[[collider]]
+type = \"gltf\"
+file = \"figure.glb\"
+proxies = \"marked\"
+"
+        )
+    }
+}
+
 /// One sample scene file.
 pub struct SceneTemplate<'a> {
     /// Sample name and the description in its header comment.

@@ -6,7 +6,7 @@
 
 use super::figure::{figure_glb, Attach, Gait};
 use super::mesh::{index_list, Mesh};
-use super::scene_template::{SceneTemplate, BIND_POSE_AT_FRAME_1};
+use super::scene_template::{FigureGarment, SceneTemplate, BIND_POSE_AT_FRAME_1};
 use super::SampleFile;
 
 const WAIST_Y: f32 = 0.05; // m above the hips joint
@@ -38,27 +38,18 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         duration: 3.0,
     };
     let glb = figure_glb(&gait, Attach::Hips, "Skirt", &mesh);
-    let body = format!(
-        "
-[[garment]]
-name = \"skirt\"
-mesh = \"figure.glb\"
-node = \"Skirt\"
-material = \"cotton\"
-thickness = 0.006
-friction = 0.3
-
-[garment.pin]
-vertices = {pins}   # the waist ring
-follow = \"node\"
-
-[[collider]]
-type = \"gltf\"
-file = \"figure.glb\"
-proxies = \"marked\"
-",
-        pins = index_list(0..around),
-    );
+    let body = FigureGarment {
+        name: "skirt",
+        node: "Skirt",
+        material: "cotton",
+        thickness: "0.006",
+        friction: "0.3",
+        extra: "",
+        pins: index_list(0..around),
+        pins_comment: "the waist ring",
+        follow: "node",
+    }
+    .body();
     let scene = SceneTemplate {
         name: "skirt-walk",
         description: "a long, wide skirt on a walking figure (capsule proxies); its folds press on each other",
