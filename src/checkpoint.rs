@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clothbake_io::{read_checkpoint, write_checkpoint, CacheProgress, ColliderSpec, LoadedScene};
+use clothbake_io::{read_checkpoint, write_checkpoint, CacheProgress, ColliderSpec, SceneFile};
 use clothbake_solver::{State, STATE_VERSION};
 use serde::{Deserialize, Serialize};
 
@@ -48,13 +48,13 @@ pub fn stage_dir(out_dir: &Path) -> PathBuf {
 }
 
 /// Every file a scene reads: the scene itself, garment meshes, drivers, character glTFs.
-pub fn input_files(scene: &LoadedScene) -> Vec<PathBuf> {
-    let mut files = vec![scene.file.path.clone()];
-    for g in &scene.file.garments {
+pub fn input_files(scene: &SceneFile) -> Vec<PathBuf> {
+    let mut files = vec![scene.path.clone()];
+    for g in &scene.garments {
         files.push(g.mesh.clone());
         files.extend(g.driver.clone());
     }
-    for c in &scene.file.colliders {
+    for c in &scene.colliders {
         if let ColliderSpec::Gltf { file, .. } = c {
             files.push(file.clone());
         }

@@ -79,7 +79,7 @@ fn bake(
         .then(|| checkpoint::stage_dir(&plan.out_dir));
     let fingerprint = match &stage {
         Some(_) => checkpoint::fingerprint(
-            &checkpoint::input_files(&scene),
+            &checkpoint::input_files(&scene.file),
             &format!(
                 "frames {}..{} formats {:?}",
                 plan.first, plan.last, plan.formats

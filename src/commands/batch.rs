@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use clothbake_io::{ColliderSpec, SceneFile};
+use clothbake_io::SceneFile;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -245,16 +245,7 @@ fn collect_shots(paths: &[PathBuf], out: &Path) -> Result<Vec<Shot>> {
 fn shot_fingerprint(shot: &Shot, args: &BatchArgs) -> std::result::Result<String, String> {
     let presets = material_presets();
     let file = SceneFile::read(&shot.scene, &presets).map_err(|e| e.to_string())?;
-    let mut files = vec![file.path.clone()];
-    for g in &file.garments {
-        files.push(g.mesh.clone());
-        files.extend(g.driver.clone());
-    }
-    for c in &file.colliders {
-        if let ColliderSpec::Gltf { file, .. } = c {
-            files.push(file.clone());
-        }
-    }
+    let files = checkpoint::input_files(&file);
     checkpoint::fingerprint(&files, &format!("batch formats {:?}", args.format))
         .map_err(|e| e.to_string())
 }
