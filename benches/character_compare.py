@@ -23,6 +23,10 @@ Scenes:
 - `sample-skirt-walk`, `sample-cape-run`: the built-in glTF samples of those names (resolution 128
   and 64), imported the same way, with the sample's material, thickness, friction, pins, substeps
   and frames.
+- `rigged-figure`: the third-party RiggedFigure (Khronos glTF sample, as shipped in
+  samples/rigged-figure) through Blender's glTF importer, a capsule proxy on each hip, belly, thigh and
+  shin bone fitted to the body vertices that bone dominates, the sample's 5,504-vertex skirt through
+  Blender's OBJ importer parented to the hips bone, waist pinned; 5 substeps, 30 frames.
 - `dress-walk`: the built-in dress-walk sample (figure.glb, 10k-vertex dress, proxies marked on
   empties) imported into Blender as plugins/blender/examples/dress_walk.py does; 4 substeps,
   self-collision on (as the sample).
@@ -199,8 +203,83 @@ def build_gltf_sample(name: str, node: str, resolution: int):
     return build
 
 
+#: Bones of RiggedFigure that get a proxy: hips, belly, thighs and shins (the skirt's reach).
+RIGGED_FIGURE_PROXY_BONES = ("torso_joint_1", "torso_joint_2", "leg_joint_L_1", "leg_joint_R_1",
+                             "leg_joint_L_2", "leg_joint_R_2")
+
+
+def build_rigged_figure(work: Path, binary: str, frames: int | None):
+    """The third-party RiggedFigure (Khronos glTF sample, CC BY 4.0) imported with Blender's glTF
+    importer, as a TD would set it up: a capsule proxy per hip/belly/leg bone, fitted to the body-mesh
+    vertices that bone dominates and parented to the bone; the `rigged-figure` sample's skirt
+    (resolution 128: 5,504 vertices) imported with Blender's OBJ importer and parented to the hips
+    bone (a bone-parented garment), waist ring pinned; 5 substeps, 30 frames (the clip). The clip
+    animates the arms only (hips and legs keep their pose), so this is a drape over a still lower
+    body: the scene where a step controller should not reject anything."""
+    folder = work / "sample"
+    subprocess.run([binary, "sample", "rigged-figure", "-o", str(folder), "--resolution", "128"],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(folder / "scene.toml", "rb") as f:
+        sample = tomllib.load(f)
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.import_scene.gltf(filepath=str(folder / "RiggedFigure.gltf"))
+    for action in bpy.data.actions:  # frame 1 = glTF time 0
+        for fc in action.fcurves:
+            for k in fc.keyframe_points:
+                k.co.x += 1.0
+                k.handle_left.x += 1.0
+                k.handle_right.x += 1.0
+    scene = bpy.context.scene
+    scene.render.fps = 24
+    rig = next(o for o in scene.objects if o.type == "ARMATURE")
+    body = next(o for o in scene.objects if o.type == "MESH" and o.vertex_groups)
+    rig.data.pose_position = "REST"  # parent at the bind pose
+    bpy.context.view_layer.update()
+    groups = {g.index: g.name for g in body.vertex_groups}
+    dominant = {}
+    for v in body.data.vertices:
+        if v.groups:
+            g = max(v.groups, key=lambda e: e.weight)
+            dominant.setdefault(groups[g.group], []).append(body.matrix_world @ v.co)
+    proxies = []
+    for bone_name in RIGGED_FIGURE_PROXY_BONES:
+        bone = rig.data.bones[bone_name]
+        to_bone = (rig.matrix_world @ bone.matrix_local).inverted()
+        pts = [to_bone @ p for p in dominant[bone_name]]
+        mesh = bpy.data.meshes.new(bone_name + "_proxy")
+        mesh.from_pydata([tuple(p) for p in pts], [], [])
+        obj = bpy.data.objects.new(bone_name + "_proxy", mesh)
+        scene.collection.objects.link(obj)
+        obj.parent, obj.parent_type, obj.parent_bone = rig, "BONE", bone_name
+        bpy.context.view_layer.update()
+        obj.matrix_world = rig.matrix_world @ bone.matrix_local
+        obj.display_type = "WIRE"
+        obj.clothbake.role, obj.clothbake.collider_shape = "COLLIDER", "CAPSULE"
+        proxies.append(obj)
+    bpy.ops.wm.obj_import(filepath=str(folder / "skirt.obj"))
+    skirt = next(o for o in bpy.context.selected_objects if o.type == "MESH")
+    skirt.name = "Skirt"
+    bpy.context.view_layer.update()
+    keep = skirt.matrix_world.copy()
+    skirt.parent, skirt.parent_type, skirt.parent_bone = rig, "BONE", "torso_joint_1"
+    bpy.context.view_layer.update()
+    skirt.matrix_world = keep
+    rig.data.pose_position = "POSE"
+    spec = sample["garment"][0]
+    skirt.vertex_groups.new(name="pins").add(spec["pin"]["vertices"], 1.0, "REPLACE")
+    g = skirt.clothbake
+    g.role, g.material, g.pin_group = "GARMENT", spec["material"], "pins"
+    g.thickness, g.friction = spec["thickness"], spec["friction"]
+    g.self_collision = bool(spec.get("self_collision", True))
+    s = scene.clothbake
+    s.frame_start, s.frame_end, s.substeps = 1, frames or sample["scene"]["frame_end"], sample["scene"]["substeps"]
+    s.output_dir = str(work / "bakes")
+    scene.frame_set(1)
+    return scene, skirt, proxies
+
+
 SCENES = {"skirt-walk": build_skirt_walk, "thin-skirt-walk": build_thin_skirt, "cape-run": build_cape_run,
-          "dress-walk": build_dress_walk,
+          "dress-walk": build_dress_walk, "rigged-figure": build_rigged_figure,
           "sample-skirt-walk": build_gltf_sample("skirt-walk", "Skirt", 128),
           "sample-cape-run": build_gltf_sample("cape-run", "Cape", 64)}
 
