@@ -39,7 +39,9 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         integrator: match s.integrator {
             IntegratorName::Bw => Integrator::BackwardEuler,
             IntegratorName::Bdf2 => Integrator::Bdf2,
+            IntegratorName::Aimex => Integrator::Aimex,
         },
+        damping_projection: s.damping_projection,
         ..defaults
     }
 }
