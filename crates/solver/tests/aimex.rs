@@ -76,7 +76,6 @@ fn hang(p: Params, integrator: Integrator) -> (Vec<Vec<Vec3>>, [u64; 3], u64, u6
         iterations += r.cg_iterations as u64;
         frames.push(sim.garment_positions(0).to_vec());
     }
-    let _ = substeps_run;
     (frames, split, substeps_run, iterations)
 }
 
