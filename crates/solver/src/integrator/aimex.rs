@@ -85,6 +85,9 @@ pub struct Aimex {
     pub filter: Vec<Filter>,
     pub z: Vec<Vec3>,
     decoupled: Vec<bool>,
+    /// The substep length the split was last made for (s; 0 = none yet): the split depends only on
+    /// it and the model, so an unchanged step reuses it.
+    split_h: f32,
     pub counts: SplitCounts,
 }
 
@@ -135,6 +138,10 @@ impl Aimex {
     /// Decides which elements are explicit for a substep of `h` seconds (Boxerman §4.4.1).
     pub fn split(&mut self, model: &Model, h: f32) {
         self.prepare(model);
+        if h == self.split_h {
+            return;
+        }
+        self.split_h = h;
         let explicit =
             |m: f32, (d, delta): (f32, f32)| m > 0.0 && h / m * (h * d + 2.0 * delta) < THRESHOLD;
         let mass = &model.mass;
@@ -168,8 +175,13 @@ impl Aimex {
 
     /// After the assembly: finds the vertices whose row of `a` has no off-diagonal block (all their
     /// elements explicit), solves them directly and fills [`Self::filter`] and [`Self::z`] for the
-    /// MPCG (Boxerman §6.1.1).
-    pub fn decouple(&mut self, a: &BlockMatrix, b: &[Vec3], cons: &Constraints) {
+    /// MPCG (Boxerman §6.1.1). Returns false, doing nothing, when no triangle is explicit (every
+    /// vertex then has an implicit triangle): the MPCG takes the substep's own filter and z.
+    pub fn decouple(&mut self, a: &BlockMatrix, b: &[Vec3], cons: &Constraints) -> bool {
+        if self.counts.explicit_triangles == 0 {
+            self.counts.explicit_vertices = 0;
+            return false;
+        }
         let p = &a.pattern;
         let zero = |s: usize| a.off[s] == Mat3A::ZERO;
         self.decoupled
@@ -200,6 +212,7 @@ impl Aimex {
                 }
             });
         self.counts.explicit_vertices = decoupled.iter().filter(|&&d| d).count() as u32;
+        true
     }
 }
 

@@ -55,9 +55,11 @@ pub(crate) fn run(
         preconditioner: settings.preconditioner,
     };
     // AIMEX: the vertices with only explicit elements are solved directly and prescribed.
-    let (filter, z) = if settings.integrator == Integrator::Aimex {
+    let decoupled = settings.integrator == Integrator::Aimex && {
         let (a, b) = (&ws.assembly.matrix, &ws.assembly.b);
-        ws.aimex.decouple(a, b, &ws.constraints);
+        ws.aimex.decouple(a, b, &ws.constraints)
+    };
+    let (filter, z) = if decoupled {
         (&ws.aimex.filter[..], &ws.aimex.z[..])
     } else {
         (&ws.constraints.filter[..], &ws.constraints.z[..])
