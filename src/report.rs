@@ -66,6 +66,10 @@ pub struct FrameRecord {
     /// its substeps; 0 = every substep's cloth motion was crossing-free, and always 0 without
     /// self-collision). Nonzero also prints a warning.
     pub unresolved: u32,
+    /// `integrator = "aimex"`: vertices solved explicitly (all their elements below Boxerman's
+    /// stability bound), summed over the frame's accepted substeps; 0 under other integrators.
+    #[serde(default)]
+    pub explicit_vertices: u64,
     /// Collider shapes at the end of the frame, world frame (only with `report_colliders`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colliders: Option<Vec<ShapeRecord>>,

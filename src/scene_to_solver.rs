@@ -36,11 +36,18 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         strain_jump: s.strain_jump.unwrap_or(defaults.strain_jump),
         strain_limit: s.strain_limit.unwrap_or(defaults.strain_limit),
         air_damping: s.air_damping,
-        integrator: match s.integrator {
-            IntegratorName::Bw => Integrator::BackwardEuler,
-            IntegratorName::Bdf2 => Integrator::Bdf2,
-        },
+        integrator: integrator(s.integrator),
+        damping_projection: s.damping_projection,
         ..defaults
+    }
+}
+
+/// The solver's integrator of a scene's `integrator` name.
+fn integrator(name: IntegratorName) -> Integrator {
+    match name {
+        IntegratorName::Bw => Integrator::BackwardEuler,
+        IntegratorName::Bdf2 => Integrator::Bdf2,
+        IntegratorName::Aimex => Integrator::Aimex,
     }
 }
 
@@ -240,6 +247,22 @@ mod tests {
         assert_eq!(
             clothbake_io::Settings::default().air_damping,
             SimSettings::default().air_damping
+        );
+    }
+
+    /// Every scene integrator name maps onto the solver's integrator of the same name, and the
+    /// projection default is the solver's.
+    #[test]
+    fn scene_integrators_are_the_solvers() {
+        for (name, integrator) in Integrator::ALL {
+            let file: clothbake_io::Settings =
+                toml::from_str(&format!("integrator = \"{name}\"")).unwrap();
+            assert_eq!(file.integrator.name(), name);
+            assert_eq!(super::integrator(file.integrator), integrator);
+        }
+        assert_eq!(
+            clothbake_io::Settings::default().damping_projection,
+            SimSettings::default().damping_projection
         );
     }
 

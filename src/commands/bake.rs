@@ -357,6 +357,7 @@ fn bake(
             self_intersections: Some(self_intersections),
             self_contacts: stats.map_or(0, |s| s.self_contacts),
             unresolved: stats.map_or(0, |s| s.unresolved),
+            explicit_vertices: stats.map_or(0, |s| s.explicit_vertices),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
             stages,
         };

@@ -167,6 +167,8 @@ pub enum IntegratorName {
     Bw,
     /// Second-order BDF, one Newton step (Choi & Ko 2002).
     Bdf2,
+    /// Adaptive implicit–explicit backward Euler (Boxerman 2003 §4.4).
+    Aimex,
 }
 
 impl IntegratorName {
@@ -175,6 +177,7 @@ impl IntegratorName {
         match self {
             IntegratorName::Bw => "bw",
             IntegratorName::Bdf2 => "bdf2",
+            IntegratorName::Aimex => "aimex",
         }
     }
 }
@@ -220,9 +223,15 @@ pub struct Settings {
     /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
     #[serde(default = "default_air_damping")]
     pub air_damping: f32,
-    /// Time integrator: `"bw"` (default) or `"bdf2"`; any other value is rejected at load.
+    /// Time integrator: `"bw"` (default), `"bdf2"` or `"aimex"`; any other value is rejected at
+    /// load.
     #[serde(default)]
     pub integrator: IntegratorName,
+    /// Projected air damping (Boxerman 2003 §3.3): `air_damping` acts only on the non-rigid part
+    /// of each piece of cloth's velocity (free fall and rigid rotation are not slowed by it).
+    /// Default false.
+    #[serde(default)]
+    pub damping_projection: bool,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -253,6 +262,7 @@ impl Default for Settings {
             strain_limit: None,
             air_damping: default_air_damping(),
             integrator: IntegratorName::default(),
+            damping_projection: false,
         }
     }
 }

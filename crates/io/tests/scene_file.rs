@@ -254,3 +254,19 @@ fn loaded_scene_can_cross_threads() {
     send_sync::<clothbake_io::LoadedScene>();
     send_sync::<clothbake_io::GarmentCacheWriter>();
 }
+
+#[test]
+fn aimex_and_damping_projection_are_parsed_and_bad_values_rejected() {
+    let s = parse("[scene]\nintegrator = \"aimex\"\ndamping_projection = true\n").unwrap();
+    assert_eq!(s.settings.integrator, IntegratorName::Aimex);
+    assert_eq!(s.settings.integrator.name(), "aimex");
+    assert!(s.settings.damping_projection);
+    assert!(!parse("").unwrap().settings.damping_projection);
+    let e = parse("[scene]\ndamping_projection = \"yes\"\n").unwrap_err();
+    assert!(
+        e.starts_with("shots/scene.toml: scene.damping_projection"),
+        "{e}"
+    );
+    let e = parse("[scene]\nintegrator = \"rk4\"\n").unwrap_err();
+    assert!(e.contains("`aimex`"), "{e}");
+}

@@ -64,6 +64,9 @@ pub struct SubstepReport {
     pub unresolved: u32,
     /// Why the substep was rejected, if it was.
     pub rejected: Option<&'static str>,
+    /// AIMEX's split of the substep (explicit triangles, hinges and decoupled vertices); zero
+    /// under the other integrators.
+    pub aimex: crate::integrator::SplitCounts,
     pub times: StageTimes,
 }
 
@@ -93,6 +96,9 @@ pub struct FrameReport {
     pub min_h: f32,
     /// Why the last rejected substep was rejected.
     pub last_rejection: Option<&'static str>,
+    /// AIMEX: vertices solved explicitly (outside the MPCG), summed over the accepted substeps
+    /// (divide by `substeps` and the vertex count for the fraction); 0 under other integrators.
+    pub explicit_vertices: u64,
     pub times: StageTimes,
 }
 
@@ -116,6 +122,7 @@ impl FrameReport {
         self.self_contacts += s.self_contacts;
         self.unresolved += s.unresolved;
         self.min_h = self.min_h.min(s.h);
+        self.explicit_vertices += s.aimex.explicit_vertices as u64;
         self.times.add(&s.times);
     }
 

@@ -79,6 +79,10 @@ pub struct SimSettings {
     /// Time integrator of the substeps (default backward Euler; see
     /// [`crate::integrator::method`]).
     pub integrator: Integrator,
+    /// Projected air damping (Boxerman 2003 §3.3): `air_damping` acts only on the non-rigid part
+    /// of each piece of cloth's velocity, so free fall and rigid rotation are not slowed by it
+    /// ([`crate::integrator::projected_damping`]). Default off.
+    pub damping_projection: bool,
 }
 
 impl Default for SimSettings {
@@ -97,6 +101,7 @@ impl Default for SimSettings {
             preconditioner: Preconditioner::default(),
             proximity_ahead: true,
             integrator: Integrator::default(),
+            damping_projection: false,
         }
     }
 }

@@ -8,7 +8,7 @@ use glam::Vec3;
 use crate::collide::{ContactDetector, MovingCollider, VertexContact};
 use crate::constraints::Constraints;
 use crate::error::ModelError;
-use crate::integrator::{Assembly, StepBase};
+use crate::integrator::{Aimex, Assembly, ProjectedDamping, StepBase};
 use crate::linalg::Mpcg;
 use crate::model::Model;
 use crate::self_contact::SelfContact;
@@ -39,6 +39,11 @@ pub struct Workspace {
     pub(crate) self_contact: Option<SelfContact>,
     /// Per vertex: held by a collider this substep (contact or projection).
     pub(crate) held: Vec<bool>,
+    /// AIMEX's per-vertex stiffness sums and the substep's implicit/explicit split (empty unless
+    /// the integrator is AIMEX).
+    pub(crate) aimex: Aimex,
+    /// The cloth's pieces and their rigid fit for projected air damping (empty unless on).
+    pub(crate) projected: ProjectedDamping,
 }
 
 impl Workspace {
@@ -57,6 +62,8 @@ impl Workspace {
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(model)?,
             held: vec![false; n],
+            aimex: Aimex::default(),
+            projected: ProjectedDamping::default(),
         })
     }
 }

@@ -424,6 +424,7 @@ def export_scene(context, bake_dir: str) -> list[tuple[str, str]]:
             "preroll_from": preroll_from,
             "substeps": int(settings.substeps),
             "integrator": settings.integrator.lower(),
+            "damping_projection": bool(settings.damping_projection),
             "gravity": gravity,
         },
         # Blender object-local space of the evaluated matrix at each frame (see cache_modifier).

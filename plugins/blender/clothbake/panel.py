@@ -38,6 +38,7 @@ class PHYSICS_PT_clothbake(bpy.types.Panel):
         sub.prop(scene, "preroll_from")
         box.prop(scene, "substeps")
         box.prop(scene, "integrator")
+        box.prop(scene, "damping_projection")
         box.prop(scene, "output_dir")
         box.prop(scene, "cache_format")
         row = box.row(align=True)

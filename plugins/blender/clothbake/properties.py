@@ -114,8 +114,16 @@ class ClothbakeSceneSettings(bpy.types.PropertyGroup):
              "damped and the most robust (the default)"),
             ("BDF2", "BDF2", "Second-order backward differentiation: less numerical damping of folds and swings "
              "at the same substeps; falls back to backward Euler after a substep size change"),
+            ("AIMEX", "Adaptive IMEX", "Boxerman's adaptive implicit-explicit backward Euler: elements soft enough "
+             "for the substep are integrated explicitly, the rest as backward Euler"),
         ),
         default="BW",
+    )
+    damping_projection: BoolProperty(
+        name="Projected Damping",
+        description="Air damping acts only on the cloth's non-rigid motion: falling and turning are not "
+        "slowed by it (clothbake's [scene] damping_projection)",
+        default=False,
     )
     output_dir: StringProperty(
         name="Output",

@@ -405,3 +405,23 @@ def test_integrator_setting_is_exported_and_baked(tmp_path, monkeypatch):
     assert caches["BW"].shape == caches["BDF2"].shape == (8, len(skirt.data.vertices), 3)
     assert np.all(np.isfinite(caches["BDF2"]))
     assert np.max(np.abs(caches["BW"][-1] - caches["BDF2"][-1])) > 1e-6
+
+
+def test_aimex_and_projected_damping_are_exported_and_baked(tmp_path, monkeypatch):
+    """Scene › Integrator "Adaptive IMEX" and Projected Damping go into [scene]; the bake runs."""
+    clothbake = addon()
+    scene, skirt, _ = build_skirt(tmp_path)
+    s = scene.clothbake
+    s.frame_start, s.frame_end = 1, 4
+    assert not s.damping_projection
+    s.integrator, s.damping_projection = "AIMEX", True
+    monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
+    out = tmp_path / "export"
+    out.mkdir()
+    clothbake.export.export_scene(bpy.context, str(out))
+    with open(out / "scene.toml", "rb") as f:
+        written = tomllib.load(f)["scene"]
+    assert written["integrator"] == "aimex" and written["damping_projection"] is True
+    assert bpy.ops.clothbake.bake() == {"FINISHED"}
+    _, cache = read_pc2(bpy.path.abspath(skirt.modifiers["ClothBake"].filepath))
+    assert cache.shape == (4, len(skirt.data.vertices), 3) and np.all(np.isfinite(cache))

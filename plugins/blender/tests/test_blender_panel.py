@@ -54,7 +54,9 @@ def test_panel_draws_existing_properties(tmp_path, role, shape):
     log = draw(context)
     names = [name for kind, name in log]
     assert names[0] == "role"
-    assert {"frame_start", "frame_end", "preroll", "preroll_from", "substeps", "integrator", "output_dir", "clothbake.bake", "clothbake.free"} <= set(names)
+    assert {"frame_start", "frame_end", "preroll", "preroll_from", "substeps", "integrator", "damping_projection", "output_dir", "clothbake.bake", "clothbake.free"} <= set(names)
+    # Every [scene] integrator of the solver is offered (lower-cased into the scene file).
+    assert {"BW", "BDF2", "AIMEX"} <= set(scene.clothbake.bl_rna.properties["integrator"].enum_items.keys())
     if role == "GARMENT":
         assert {"material", "pin_group", "density", "use_density", "thickness"} <= set(names)
     if shape in ("SPHERE", "CAPSULE"):

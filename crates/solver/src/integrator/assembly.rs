@@ -72,6 +72,10 @@ pub struct StepInputs<'a> {
     pub wind: Option<&'a Wind>,
     /// Linear air damping coefficient c (kg/(m²·s) = N·s/m³); 0 disables it.
     pub air_damping: f32,
+    /// Per triangle / per hinge: handled explicitly (AIMEX, [`super::aimex`]): its force at
+    /// (x0, v0) goes into b as h·f, nothing into A. Empty: every element is implicit.
+    pub explicit_triangles: &'a [bool],
+    pub explicit_hinges: &'a [bool],
 }
 
 /// The system matrix, right-hand side and the reusable element scratch.
@@ -157,6 +161,8 @@ impl Assembly {
     pub fn assemble(&mut self, model: &Model, inp: &StepInputs, cons: &Constraints) -> f32 {
         let nt = model.triangles.len();
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
+        let (ex_t, ex_h) = (inp.explicit_triangles, inp.explicit_hinges);
+        let explicit = |flags: &[bool], e: usize| flags.get(e).copied().unwrap_or(false);
         let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
         let (tri_g, hinge_g) = self.g.split_at_mut(3 * nt);
         if inp.wind.is_some() {
@@ -176,15 +182,30 @@ impl Assembly {
                 let tri = model.triangles[t];
                 let xs = tri.map(|i| x0[i as usize]);
                 let vs = tri.map(|i| v0[i as usize]);
-                let ws = tri.map(|i| h * h * v0[i as usize] + h * y[i as usize]);
+                let ex = explicit(ex_t, t);
+                // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
+                let ws = if ex {
+                    [Vec3::ZERO; 3]
+                } else {
+                    tri.map(|i| h * h * v0[i as usize] + h * y[i as usize])
+                };
                 let mat = &model.materials[model.triangle_material[t] as usize];
                 let rest = &model.triangle_rest[t];
                 let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
                 g.copy_from_slice(&sys.g);
-                *blk = TriangleBlocks {
-                    u: sys.u,
-                    v: sys.v,
-                    q: sys.q,
+                *blk = if ex {
+                    // (Not `default()`: glam's default matrix is the identity.)
+                    TriangleBlocks {
+                        u: Mat3A::ZERO,
+                        v: Mat3A::ZERO,
+                        q: [Vec3A::ZERO; 3],
+                    }
+                } else {
+                    TriangleBlocks {
+                        u: sys.u,
+                        v: sys.v,
+                        q: sys.q,
+                    }
                 };
                 *s = strain(&xs, rest, mat);
             });
@@ -201,7 +222,11 @@ impl Assembly {
                     for (g, f) in g.iter_mut().zip(ef.f) {
                         *g += h * f;
                     }
-                    *m = Mat3A::from(ef.dfdv[0][0] * -h);
+                    *m = if explicit(ex_t, t) {
+                        Mat3A::ZERO
+                    } else {
+                        Mat3A::from(ef.dfdv[0][0] * -h)
+                    };
                 });
         }
         self.hinge_q
@@ -214,6 +239,12 @@ impl Assembly {
                 let vs = hinge.map(|i| v0[i as usize]);
                 let mat = &model.materials[model.hinge_material[k] as usize];
                 match bend_gradient(&xs, &vs, &model.hinge_rest[k], mat) {
+                    Some(hg) if explicit(ex_h, k) => {
+                        for a in 0..4 {
+                            q[a] = Vec3A::ZERO;
+                            g[a] = hg.grad[a] * (h * hg.scale);
+                        }
+                    }
                     Some(hg) => {
                         // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
                         let gw: f32 = (0..4)

@@ -28,20 +28,25 @@ pub enum Integrator {
     BackwardEuler,
     /// Second-order BDF (Choi & Ko 2002), one Newton step; see the module documentation.
     Bdf2,
+    /// Boxerman's adaptive implicit–explicit backward Euler (2003 §4.4): elements below the
+    /// explicit stability bound are integrated explicitly ([`super::aimex`]).
+    Aimex,
 }
 
 impl Integrator {
     /// Every integrator with its scene-file name.
-    pub const ALL: [(&'static str, Integrator); 2] = [
+    pub const ALL: [(&'static str, Integrator); 3] = [
         ("bw", Integrator::BackwardEuler),
         ("bdf2", Integrator::Bdf2),
+        ("aimex", Integrator::Aimex),
     ];
 
-    /// The scene-file name (`bw`, `bdf2`).
+    /// The scene-file name (`bw`, `bdf2`, `aimex`).
     pub fn name(self) -> &'static str {
         match self {
             Integrator::BackwardEuler => "bw",
             Integrator::Bdf2 => "bdf2",
+            Integrator::Aimex => "aimex",
         }
     }
 

@@ -8,7 +8,9 @@
 //! 2. [`body_contact::constrain`]: hard pins, collider contacts and goal springs become the MPCG
 //!    filter, z, y and implicit terms (BW §5).
 //! 3. [`assemble`]: forces and Jacobians into A·Δv = b (BW eq. 15).
-//! 4. [`solve`]: Boxerman's corrected MPCG, then v1 = v0 + Δv, x1 = x0 + h·v1 + y.
+//! 4. [`solve`]: Boxerman's corrected MPCG, then v1 = v0 + Δv, x1 = x0 + h·v1 + y; with
+//!    `damping_projection`, the air damping of the non-rigid velocity
+//!    ([`crate::integrator::projected_damping`]).
 //! 5. [`body_contact::release`]: friction from the constraint forces and the projection out of the
 //!    colliders.
 //! 6. [`self_collision`]: cloth–cloth collision makes x0 → x1 crossing-free.
@@ -83,6 +85,13 @@ pub(crate) fn substep(
     solved.charge(&mut times, joined);
     let cg = solved.cg;
     solve::update(state, ws, sub.h);
+    if settings.damping_projection && settings.air_damping > 0.0 {
+        let hx = ws.base.step(sub.h);
+        let (x, v) = (&mut state.x, &mut state.v);
+        let filter = &ws.constraints.filter;
+        ws.projected
+            .apply(model, filter, settings.air_damping, sub.h, hx, x, v);
+    }
     lap.lap(&mut times.other);
 
     let mut min_distance = body_contact::release(model, state, ws, sub.h)?;
@@ -112,6 +121,11 @@ pub(crate) fn substep(
         self_contacts,
         unresolved,
         rejected,
+        aimex: if settings.integrator == crate::integrator::Integrator::Aimex {
+            ws.aimex.counts
+        } else {
+            Default::default()
+        },
         times,
     })
 }

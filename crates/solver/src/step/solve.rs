@@ -1,6 +1,8 @@
 //! Stage 4 of a substep: Boxerman's corrected MPCG (2003, §3.2: warm start x = S·x_prev + (I−S)·z,
 //! stopping on the filtered residual, preconditioner in the filtered space) for Δv, warm-started
-//! from the state's last Δv; then v1 = v0 + Δv, x1 = x0 + h·v1 + y (BW §5.3). A solve small enough
+//! from the state's last Δv; then v1 = v0 + Δv, x1 = x0 + h·v1 + y (BW §5.3). Under AIMEX the vertices whose
+//! elements are all explicit are solved directly first ([`crate::integrator::aimex`]) and the MPCG
+//! iterates over the rest. A solve small enough
 //! to run on one thread leaves the other idle: the cloth–cloth proximity contacts, which depend
 //! only on x0, are found meanwhile (the result is the same to the bit either way).
 
@@ -8,6 +10,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
+use crate::integrator::Integrator;
 use crate::linalg::{reduce, CgResult, CgSettings, Problem};
 use crate::model::Model;
 use crate::report::StageTimes;
@@ -51,11 +54,21 @@ pub(crate) fn run(
         velocity_floor: ws.base.step(h) * settings.gravity.length().max(1.0),
         preconditioner: settings.preconditioner,
     };
+    // AIMEX: the vertices with only explicit elements are solved directly and prescribed.
+    let decoupled = settings.integrator == Integrator::Aimex && {
+        let (a, b) = (&ws.assembly.matrix, &ws.assembly.b);
+        ws.aimex.decouple(a, b, &ws.constraints)
+    };
+    let (filter, z) = if decoupled {
+        (&ws.aimex.filter[..], &ws.aimex.z[..])
+    } else {
+        (&ws.constraints.filter[..], &ws.constraints.z[..])
+    };
     let problem = Problem {
         a: &ws.assembly.matrix,
         b: &ws.assembly.b,
-        filter: &ws.constraints.filter,
-        z: &ws.constraints.z,
+        filter,
+        z,
         mass: &model.mass,
     };
     let (mpcg, dv) = (&mut ws.cg, &mut state.dv);
