@@ -21,22 +21,29 @@
 //! stress of the BW membrane): with `A_e` the summed rest area of the triangles next to the spring's
 //! mesh edge / hinge, `l` its rest length and `φ` its rest angle to the warp (u) axis:
 //!
-//! - structural `k = (K_u cos²φ + K_v sin²φ)·A_e/l²` (`K_u`, `K_v` = `stretch`, N/m). On a square
-//!   grid of spacing `s` a grid-line spring has `A_e = s²`, `l = s`: `k = K_u`, and a strain ε along
-//!   u gives the stress `K_u ε` (N/m) of the membrane; boundary springs (one triangle, `A_e = s²/2`)
-//!   carry half, so a sheet's total tension is exact too.
 //! - shear `k = 2 K_s A_e/l²` (`K_s` = `shear`): `K_s` for a square cell's diagonals (`A_e = s²`,
-//!   `l² = 2s²`), whose pair then has the energy `½ K_s γ²` per area under a shear `γ = 2ε_uv` (BW's
-//!   `c_s`). They also stiffen a uniform stretch by `K_s/2` (for the presets ≤ 4 % of `K_u`).
+//!   `l² = 2s²`). A cell's two diagonals, with strains `(ε_uu + ε_vv)/2 ± ε_uv`, store
+//!   `K_s s² [(ε_uu + ε_vv)²/2 + 2ε_uv²]`: under a shear `γ = 2ε_uv` (BW's `c_s`) the energy
+//!   `½ K_s γ²` per area of the membrane, and under a stretch ε along u the energy `½ K_s ε²`.
+//! - structural `k = (K(φ) − K_s q)·A_e/l²`, `K(φ) = K_u cos²φ + K_v sin²φ` (`K_u`, `K_v` =
+//!   `stretch`, N/m), `q` the fraction of `A_e` in quads with shear springs (their diagonals
+//!   already carry `K_s` of a stretch), at least [`MIN_STRUCTURAL`]·`K(φ)`. On a square grid of
+//!   spacing `s` a grid-line spring has `A_e = s²`, `l = s`: `k = K_u − K_s`, and a strain ε along
+//!   u (v held) gives the membrane's stress `K_u ε` (N/m) and energy `½ K_u ε²` per area; boundary
+//!   springs (one triangle, `A_e = s²/2`) carry half, so a sheet's total tension is exact too.
 //! - with `spring_stiffness` (`S`, N) given: every mesh edge's spring (structural or diagonal) has
 //!   `k = S/l`, Kang 2003 §6's set-up (`S = 0.03` N on a 1 m sheet: his springs are the mesh edges,
 //!   Table 6.1: edges = E of the triangle mesh); hinge shear springs still follow `shear` (set it
 //!   to 0 for none).
 //! - bend: Choi & Ko buckling springs ([`crate::forces::spring`]) with flexural rigidity
-//!   `k_b = B·A_e/(c·l)` (`B` = `bend`, N·m; `c` = [`BEND_DIRECTION_SUM`]): on a square grid rolled
-//!   about a grid axis with curvature κ, each cell's two knight-move springs bend with normal
-//!   curvature κcos²φ (cos²φ = 1/5, 4/5), so their buckled-arc energy `½ k_b l (κcos²φ)²` sums to
-//!   `½ B κ² s²` per cell, the BW energy. `B = 0` makes no bend springs.
+//!   `k_b = B·A_e/(l·cos⁴θ)` (`B` = `bend`, N·m; θ the rest angle between the spring and the normal
+//!   of the hinge's edge, `cos²θ = 1 − (d̂·ê)²`, at least 1/4). Calibration: a square grid rolled
+//!   about a grid axis with curvature κ; a spring at angle φ to the roll direction bends with
+//!   normal curvature κcos²φ and stores the buckled-arc energy `½ k_b l (κcos²φ)²`. With
+//!   alternating diagonals (every flexion spring two apart, across and perpendicular to its edge,
+//!   θ = 0) each cell holds one spring along and one across the roll: `½ B κ² s²` per cell, the
+//!   BW energy. With all diagonals one way (knight-move springs, cos²θ = 4/5, cos²φ = 1/5, 4/5) the
+//!   sum is 0.68/0.64: 6 % stiffer. `B = 0` makes no bend springs.
 //! - rest scale `b_u`, `b_v` (`rest_scale`): a structural spring's rest length is
 //!   `l·√((b_u cos φ)² + (b_v sin φ)²)`; shear and bend springs use `l·√(b_u b_v)`.
 //! - damping: `k_d = stretch_damping·k` for structural and shear springs,
@@ -57,9 +64,12 @@ use glam::Vec3;
 /// equilateral triangles, √5 across a grid line).
 pub const DIAGONAL_RATIO: f32 = 1.2;
 
-/// `Σ cos⁴φ` of a square cell's two knight-move bend springs (1/25 + 16/25): the calibration of
-/// the bend mapping (module documentation).
-pub const BEND_DIRECTION_SUM: f32 = 0.68;
+/// Lower bound of `cos²θ` in the bend mapping (a flexion spring nearly along its hinge's edge).
+pub const MIN_BEND_COS2: f32 = 0.25;
+
+/// Lower bound of a structural spring's stiffness after the shear compensation, as a fraction of
+/// `K(φ)` (only reached when `shear` is close to or above `stretch`).
+pub const MIN_STRUCTURAL: f32 = 0.1;
 
 /// Which role a spring plays (for reports and tests).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,24 +103,28 @@ pub fn build_springs(
     let ne = topo.edges.len();
     let (mut area, mut cos2) = (vec![0.0f32; ne], vec![0.0f32; ne]);
     let edge_index = |a: u32, b: u32| topo.edges.binary_search(&[a.min(b), a.max(b)]).ok();
+    let mut tri_edges = Vec::with_capacity(triangles.len());
     for (tri, rest) in triangles.iter().zip(tri_rest) {
         // Rest-frame edge vectors: columns of D = (D⁻¹)⁻¹, D⁻¹ = [du₁ dv₁; du₂ dv₂].
         let (a, b, c, d) = (rest.du[1], rest.dv[1], rest.du[2], rest.dv[2]);
         let det = a * d - b * c;
         let e01 = glam::Vec2::new(d, -c) / det;
         let e02 = glam::Vec2::new(-b, a) / det;
+        let mut own = [None; 3];
         for (k, e) in [(0usize, e01), (1, e02 - e01), (2, e02)] {
             let (p, q) = match k {
                 0 => (tri[0], tri[1]),
                 1 => (tri[1], tri[2]),
                 _ => (tri[0], tri[2]),
             };
-            if let Some(i) = edge_index(p, q) {
+            own[k] = edge_index(p, q);
+            if let Some(i) = own[k] {
                 let c2 = e.x * e.x / e.length_squared().max(f32::MIN_POSITIVE);
                 area[i] += rest.area;
                 cos2[i] += rest.area * c2;
             }
         }
+        tri_edges.push(own);
     }
     for (c, a) in cos2.iter_mut().zip(&area) {
         *c = if *a > 0.0 { *c / a } else { 1.0 };
@@ -125,7 +139,23 @@ pub fn build_springs(
         if let (true, Some(i)) = (is_diag, e) {
             diagonal[i] = true;
         }
-        hinge_springs.push(([h[2], h[3]], lo, e.map_or(0.0, |i| area[i]), is_diag));
+        let (d, ed) = (
+            rest_point(h[3]) - rest_point(h[2]),
+            rest_point(h[1]) - rest_point(h[0]),
+        );
+        let along = d.normalize_or_zero().dot(ed.normalize_or_zero());
+        let cos2 = (1.0 - along * along).max(MIN_BEND_COS2);
+        let a = e.map_or(0.0, |i| area[i]);
+        hinge_springs.push(([h[2], h[3]], lo, a, is_diag, cos2));
+    }
+    // Per edge: the rest area of its triangles that belong to a quad with shear springs.
+    let mut quad_area = vec![0.0f32; ne];
+    for (own, rest) in tri_edges.iter().zip(tri_rest) {
+        if own.iter().flatten().any(|&i| diagonal[i]) {
+            for &i in own.iter().flatten() {
+                quad_area[i] += rest.area;
+            }
+        }
     }
     let (bu, bv) = (mat.rest_scale[0], mat.rest_scale[1]);
     let iso_scale = (bu * bv).sqrt();
@@ -143,7 +173,10 @@ pub fn build_springs(
                 l * iso_scale,
             )
         } else {
-            let k = (mat.stretch[0] * c2 + mat.stretch[1] * s2) * area[i] / (l * l);
+            // The quad's shear diagonals carry K_s of a uniform stretch (module documentation).
+            let ks = mat.stretch[0] * c2 + mat.stretch[1] * s2;
+            let q = quad_area[i] / area[i].max(f32::MIN_POSITIVE);
+            let k = (ks - mat.shear * q).max(MIN_STRUCTURAL * ks) * area[i] / (l * l);
             let scale = (bu * bu * c2 + bv * bv * s2).sqrt();
             (SpringKind::Structural, k, l * scale)
         };
@@ -161,7 +194,7 @@ pub fn build_springs(
             });
         }
     }
-    for (pair, l, a, is_diag) in hinge_springs {
+    for (pair, l, a, is_diag, cos2) in hinge_springs {
         if !(l > 0.0) {
             continue;
         }
@@ -179,7 +212,7 @@ pub fn build_springs(
                 },
             }
         } else {
-            let kb = mat.bend * a / (BEND_DIRECTION_SUM * l);
+            let kb = mat.bend * a / (cos2 * cos2 * l);
             let k_lin = bend_linear_stiffness(kb, length);
             SpringDesc {
                 vertices: pair,
@@ -236,9 +269,9 @@ mod tests {
                     let interior = s.rest.stiffness > 0.75 * mat.stretch[1];
                     let expect =
                         if (pos[s.vertices[0] as usize] - pos[s.vertices[1] as usize]).x != 0.0 {
-                            mat.stretch[0]
+                            mat.stretch[0] - mat.shear
                         } else {
-                            mat.stretch[1]
+                            mat.stretch[1] - mat.shear
                         };
                     let expect = if interior { expect } else { expect / 2.0 };
                     assert!((s.rest.stiffness - expect).abs() < 1e-3 * expect, "{s:?}");
@@ -267,6 +300,51 @@ mod tests {
                     "{s:?}"
                 );
             }
+        }
+    }
+
+    /// Energy of the linear springs of a 9 × 9 grid (alternating diagonals) under a uniform
+    /// deformation `map` of the rest positions (J), in f64.
+    fn grid_energy(mat: &Material, map: &dyn Fn(Vec3) -> glam::DVec3) -> f64 {
+        let g = fixtures::sheet("g", 9, 0.8, 0.0);
+        let (pos, tris) = (g.positions, g.triangles);
+        let topo = crate::mesh::build_topology("g", &pos, &tris).unwrap();
+        let rest: Vec<_> = tris
+            .iter()
+            .map(|t| TriangleRest::from_positions_oriented(t.map(|i| pos[i as usize]), Vec3::X))
+            .collect::<Option<_>>()
+            .unwrap();
+        build_springs(&tris, &rest, &topo, &|i| pos[i as usize], mat, None)
+            .iter()
+            .filter(|s| s.kind != SpringKind::Bend)
+            .map(|s| {
+                let [a, b] = s.vertices.map(|i| map(pos[i as usize]));
+                let dl = (a - b).length() - s.rest.length as f64;
+                0.5 * s.rest.stiffness as f64 * dl * dl
+            })
+            .sum()
+    }
+
+    /// The mapping's promise: on the regular grid a uniform stretch along warp or weft (the other
+    /// direction held) or a simple shear stores the BW membrane's energy `½ K ε²` per area.
+    #[test]
+    fn uniform_strain_of_a_grid_stores_the_membrane_energy() {
+        let mat = Material::preset("denim").unwrap(); // shear/stretch 12 %: the compensation shows.
+        let (area, e) = (0.64f64, 1e-3f64);
+        let d = |p: Vec3| p.as_dvec3();
+        let warp = grid_energy(&mat, &|p| d(p) * glam::DVec3::new(1.0 + e, 1.0, 1.0));
+        let weft = grid_energy(&mat, &|p| d(p) * glam::DVec3::new(1.0, 1.0, 1.0 + e));
+        let shear = grid_energy(&mat, &|p| d(p) + glam::DVec3::X * (e * p.z as f64));
+        for (what, got, k) in [
+            ("warp", warp, mat.stretch[0]),
+            ("weft", weft, mat.stretch[1]),
+            ("shear", shear, mat.shear),
+        ] {
+            let want = 0.5 * k as f64 * e * e * area;
+            assert!(
+                (got / want - 1.0).abs() < 5e-3,
+                "{what}: springs {got:e} J vs membrane {want:e} J"
+            );
         }
     }
 }
