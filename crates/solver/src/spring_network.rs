@@ -162,7 +162,7 @@ pub fn build_springs(
     let mut out = Vec::with_capacity(ne + hinge_springs.len());
     for (i, e) in topo.edges.iter().enumerate() {
         let l = dist(e[0], e[1]);
-        if !(l > 0.0) {
+        if !(l.is_finite() && l > 0.0) {
             continue;
         }
         let (c2, s2) = (cos2[i], 1.0 - cos2[i]);
@@ -195,7 +195,7 @@ pub fn build_springs(
         }
     }
     for (pair, l, a, is_diag, cos2) in hinge_springs {
-        if !(l > 0.0) {
+        if !(l.is_finite() && l > 0.0) {
             continue;
         }
         let length = l * iso_scale;

@@ -177,6 +177,8 @@ pub fn spring(x: &[V3; 2], v: &[V3; 2], rest: &SpringRest, jac: Jacobian) -> Ele
 mod tests {
     use super::*;
 
+    // Compiled in f32 and f64: the casts are no-ops in one of them.
+    #[allow(clippy::unnecessary_cast)]
     #[test]
     fn arc_polynomial_matches_the_exact_arc_law() {
         // Exact: 4φ²/(sin φ/φ − cos φ) with sin φ/φ = s; bisection for φ.
