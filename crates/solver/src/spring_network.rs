@@ -34,7 +34,12 @@
 //! - with `spring_stiffness` (`S`, N) given: every mesh edge's spring (structural or diagonal) has
 //!   `k = S/l`, Kang 2003 §6's set-up (`S = 0.03` N on a 1 m sheet: his springs are the mesh edges,
 //!   Table 6.1: edges = E of the triangle mesh); hinge shear springs still follow `shear` (set it
-//!   to 0 for none).
+//!   to 0 for none). Measured with a throw-away driver on his set-up (21 × 21, 1 m², 0.05 kg, two
+//!   corners pinned, `spring_stiffness` 0.03, `shear` = `bend` = 0, backward Euler, air damping
+//!   off, strain_jump/strain_limit raised so no substep is rejected; 18 check points of 1/30 s
+//!   against a 1/30000 s reference): mean E 0.0075, S 0.9963 at 1/150 s (Kang Tables 6.2–6.3:
+//!   0.0072, 0.996; first point 0.0395 vs his 0.0395), 0.082 and 0.992 at 1/30 s (his 0.13,
+//!   0.99). His constants stretch the cloth a lot (largest triangle strain 4.3 near the pins).
 //! - bend: Choi & Ko buckling springs ([`crate::forces::spring`]) with flexural rigidity
 //!   `k_b = B·A_e/(l·cos⁴θ)` (`B` = `bend`, N·m; θ the rest angle between the spring and the normal
 //!   of the hinge's edge, `cos²θ = 1 − (d̂·ê)²`, at least 1/4). Calibration: a square grid rolled
