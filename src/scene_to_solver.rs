@@ -2,9 +2,9 @@
 //! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
 //! targets of every garment as full-length arrays.
 
-use clothbake_io::{IntegratorName, LoadedScene, Shape};
+use clothbake_io::{IntegratorName, LoadedScene, ModelName, Shape};
 use clothbake_solver::{
-    ColliderShape, Friction, GarmentDesc, Integrator, Material, Pin, RestShape,
+    ColliderShape, ForceModel, Friction, GarmentDesc, Integrator, Material, Pin, RestShape,
     SelfCollisionParams, SimSettings, Wind,
 };
 use glam::{Vec2, Vec3};
@@ -114,6 +114,12 @@ pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
             uvs,
             rest,
             material,
+            model: match spec.model {
+                ModelName::Bw => ForceModel::Bw,
+                ModelName::Springs => ForceModel::Springs {
+                    spring_stiffness: spec.spring_stiffness,
+                },
+            },
             thickness: spec.thickness,
             friction: Friction {
                 static_: spec.static_friction(),

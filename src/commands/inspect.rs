@@ -109,6 +109,7 @@ fn inspect_scene(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()>
                 "name": g.spec.name,
                 "mesh": g.spec.mesh.display().to_string(),
                 "vertices": g.num_source_vertices(),
+                "model": g.spec.model.name(),
                 "pinned": g.pins.vertices.len(),
                 "follow": g.pins.follow.name(),
                 "driver": g.driver().map(|d| json!({

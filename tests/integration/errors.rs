@@ -141,6 +141,51 @@ fn bdf2_scene_checks_inspects_and_bakes() {
 }
 
 #[test]
+fn unknown_garment_model() {
+    let d = Dir::new();
+    d.write("cloth.obj", QUAD_OBJ);
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None) + "model = \"spring\"\n",
+    );
+    expect_input_error(&d, &["scene.toml", "garment[0].model", "spring", "springs"]);
+}
+
+#[test]
+fn spring_stiffness_needs_the_springs_model_and_a_positive_value() {
+    let d = Dir::new();
+    d.write("cloth.obj", QUAD_OBJ);
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None) + "spring_stiffness = 0.03\n",
+    );
+    expect_input_error(
+        &d,
+        &["scene.toml", "garment[0].spring_stiffness", "springs"],
+    );
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None) + "model = \"springs\"\nspring_stiffness = -1\n",
+    );
+    expect_input_error(&d, &["scene.toml", "garment[0].spring_stiffness", "> 0"]);
+}
+
+#[test]
+fn springs_scene_checks_inspects_and_bakes() {
+    let d = Dir::new();
+    d.write("cloth.obj", QUAD_OBJ);
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None) + "model = \"springs\"\nspring_stiffness = 0.03\n",
+    );
+    d.ok(&["check", "scene.toml"]);
+    let i = d.ok(&["inspect", "--json", "scene.toml"]);
+    assert!(i.stdout.contains("\"model\":\"springs\""), "{}", i.stdout);
+    d.ok(&["bake", "scene.toml", "-o", "out"]);
+    assert!(!d.files_under("out").is_empty());
+}
+
+#[test]
 fn unknown_material_preset() {
     let d = Dir::new();
     d.write("cloth.obj", QUAD_OBJ);

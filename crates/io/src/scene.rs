@@ -182,6 +182,28 @@ impl IntegratorName {
     }
 }
 
+/// `garment.model`: the garment's internal-force model (`clothbake_solver::ForceModel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelName {
+    /// Baraff & Witkin 1998 §4: triangle stretch/shear and hinge bending.
+    #[default]
+    Bw,
+    /// Mass-spring network: structural, shear and Choi & Ko buckling bend springs, Kang's
+    /// stabilised Jacobian.
+    Springs,
+}
+
+impl ModelName {
+    /// The name as written in the scene file.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelName::Bw => "bw",
+            ModelName::Springs => "springs",
+        }
+    }
+}
+
 /// `[scene]`: timing, substeps, gravity, air damping, integrator and solver tolerances.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -367,6 +389,12 @@ pub struct GarmentSpec {
     /// Space of the driver's positions.
     #[serde(default)]
     pub driver_space: DriverSpace,
+    /// Internal-force model: `"bw"` (default) or `"springs"`.
+    #[serde(default)]
+    pub model: ModelName,
+    /// `model = "springs"` only: `k·l₀` (N) of every mesh-edge spring (spring constant
+    /// `spring_stiffness / l₀`, Kang 2003 §6) instead of the mapping from `stretch`.
+    pub spring_stiffness: Option<f32>,
     /// Material preset name; `None`: the solver's default.
     pub material: Option<String>,
     /// kg/m² override.
@@ -848,6 +876,12 @@ impl Validator<'_> {
         }
         if let Some(x) = g.density {
             self.positive(&f("density"), x)?;
+        }
+        if let Some(x) = g.spring_stiffness {
+            if g.model != ModelName::Springs {
+                return Err(self.err(f("spring_stiffness"), "only applies to model = \"springs\""));
+            }
+            self.positive(&f("spring_stiffness"), x)?;
         }
         if let Some(s) = g.stretch {
             self.positive(&format!("{}[0]", f("stretch")), s[0])?;

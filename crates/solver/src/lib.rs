@@ -21,6 +21,7 @@ pub mod report;
 pub mod self_collision;
 pub mod self_contact;
 pub mod sim;
+pub mod spring_network;
 pub mod state;
 pub(crate) mod step;
 pub mod workspace;
@@ -31,7 +32,7 @@ pub use forces::Wind;
 pub use integrator::Integrator;
 pub use linalg::Preconditioner;
 pub use material::Material;
-pub use model::{Friction, GarmentDesc, Model, Pin, RestShape};
+pub use model::{ForceModel, Friction, GarmentDesc, Model, Pin, RestShape};
 pub use report::{FrameReport, StageTimes, SubstepReport};
 pub use self_collision::SelfCollisionParams;
 pub use sim::{

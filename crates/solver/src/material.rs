@@ -18,6 +18,14 @@
 //! 0.15 kg/m² · 9.81 m/s² · 1 m ≈ 1.5 N/m, i.e. 0.07 % strain at 2000 N/m; near a corner pin the
 //! load concentrates, still ≈ 1 % at 5 cm mesh spacing). Shear is one to two orders of magnitude
 //! softer than stretch, as BW §2 and Boxerman recommend for woven cloth.
+//!
+//! The same material drives the mass-spring model ([`crate::model::ForceModel::Springs`]): spring
+//! constants come from `stretch`, `shear` and `bend` via the rest lengths and areas, so that a
+//! uniform stretch or shear of a regular grid stores the membrane's energy — on a square grid a
+//! grid-line spring has `k = stretch − shear` (N/m), each of a cell's two diagonals `k = shear`,
+//! a flexion spring the flexural rigidity `bend·A/(l cos⁴θ)` (N·m²) of Choi & Ko's buckling law;
+//! `stretch_damping`/`bend_damping` are the springs' damping times. Full mapping and its limits:
+//! [`crate::spring_network`].
 
 use thiserror::Error;
 

@@ -4,10 +4,11 @@
 //! [`crate::state::State`]).
 
 use crate::error::ModelError;
-use crate::forces::{HingeRest, TriangleRest};
+use crate::forces::{HingeRest, SpringRest, TriangleRest};
 use crate::material::Material;
 use crate::mesh::build_topology;
 use crate::self_collision::SelfCollisionParams;
+use crate::spring_network::build_springs;
 use glam::{Vec2, Vec3};
 use std::ops::Range;
 
@@ -20,6 +21,35 @@ pub enum RestShape {
     Positions,
     /// The mesh UVs times `metres_per_uv` (sewing patterns); flat rest hinges.
     Uv { metres_per_uv: f32 },
+}
+
+/// The internal-force model of a garment (scene key `[[garment]] model`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ForceModel {
+    /// Baraff & Witkin 1998 §4: per-triangle stretch/shear conditions and per-hinge bending.
+    #[default]
+    Bw,
+    /// Mass-spring network (Provot structural/shear/flexion springs, Choi & Ko buckling bend,
+    /// Kang's stabilised Jacobian): see [`crate::spring_network`] and [`crate::forces::spring`].
+    Springs {
+        /// `k·l₀` (N) of every mesh-edge spring instead of the mapping from `stretch` (Kang 2003
+        /// §6 uses 0.03 N); `None`: from the material.
+        spring_stiffness: Option<f32>,
+    },
+}
+
+impl ForceModel {
+    /// The scene-file name (`bw`, `springs`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ForceModel::Bw => "bw",
+            ForceModel::Springs { .. } => "springs",
+        }
+    }
+
+    pub fn is_bw(self) -> bool {
+        self == ForceModel::Bw
+    }
 }
 
 /// Coulomb friction coefficients against colliders (dimensionless).
@@ -66,6 +96,8 @@ pub struct GarmentDesc {
     pub uvs: Option<Vec<Vec2>>,
     pub rest: RestShape,
     pub material: Material,
+    /// Internal-force model (BW membrane + hinges, or springs).
+    pub model: ForceModel,
     /// Collision distance (m) kept from colliders.
     pub thickness: f32,
     pub friction: Friction,
@@ -87,6 +119,7 @@ impl GarmentDesc {
             uvs: None,
             rest: RestShape::Positions,
             material: Material::default(),
+            model: ForceModel::Bw,
             thickness: 0.005,
             friction: Friction::default(),
             self_collision: None,
@@ -120,14 +153,23 @@ pub struct Model {
     pub triangle_rest: Vec<TriangleRest>,
     /// Index into `materials` (= the garment index).
     pub triangle_material: Vec<u32>,
-    /// `[e0, e1, o0, o1]` per interior edge (see [`crate::mesh::Topology`]).
+    /// Per triangle: it carries BW stretch/shear forces (its garment's model is [`ForceModel::Bw`]).
+    /// Triangles of spring garments still carry mass, wind, collisions and the strain measure.
+    pub triangle_membrane: Vec<bool>,
+    /// `[e0, e1, o0, o1]` per interior edge of the BW garments (see [`crate::mesh::Topology`]).
     pub hinges: Vec<[u32; 4]>,
     pub hinge_rest: Vec<HingeRest>,
     pub hinge_material: Vec<u32>,
+    /// Springs of the [`ForceModel::Springs`] garments: vertex pairs and constants
+    /// ([`crate::spring_network`]).
+    pub springs: Vec<[u32; 2]>,
+    pub spring_rest: Vec<SpringRest>,
     /// Unique mesh edges `[a, b]`, a < b.
     pub edges: Vec<[u32; 2]>,
     /// One material per garment.
     pub materials: Vec<Material>,
+    /// One force model per garment.
+    pub force_models: Vec<ForceModel>,
     /// Per vertex: collision thickness (m) and friction against colliders.
     pub thickness: Vec<f32>,
     pub friction: Vec<Friction>,
@@ -177,11 +219,15 @@ impl Model {
             triangles: Vec::new(),
             triangle_rest: Vec::new(),
             triangle_material: Vec::new(),
+            triangle_membrane: Vec::new(),
             hinges: Vec::new(),
             hinge_rest: Vec::new(),
             hinge_material: Vec::new(),
+            springs: Vec::new(),
+            spring_rest: Vec::new(),
             edges: Vec::new(),
             materials: Vec::new(),
+            force_models: Vec::new(),
             thickness: Vec::new(),
             friction: Vec::new(),
             pins: Vec::new(),
@@ -218,6 +264,12 @@ impl Model {
         positive(name, "friction.static", g.friction.static_, true)?;
         positive(name, "friction.kinetic", g.friction.kinetic, true)?;
         positive(name, "pin_stiffness", g.pin_stiffness, true)?;
+        if let ForceModel::Springs {
+            spring_stiffness: Some(k),
+        } = g.model
+        {
+            positive(name, "spring_stiffness", k, false)?;
+        }
         if let Some(sc) = &g.self_collision {
             positive(name, "self_collision.thickness", sc.thickness, false)?;
             positive(name, "self_collision.friction", sc.friction, true)?;
@@ -273,6 +325,9 @@ impl Model {
         let base = self.mass.len() as u32;
         let tri_base = self.triangles.len();
         self.materials.push(g.material);
+        self.force_models.push(g.model);
+        let bw = g.model.is_bw();
+        let mut local_rest = Vec::with_capacity(g.triangles.len());
         let mut mass = vec![0.0f32; n];
         let mut area = vec![0.0f32; n];
         for (t, tri) in g.triangles.iter().enumerate() {
@@ -311,8 +366,31 @@ impl Model {
             self.triangles.push(tri.map(|i| i + base));
             self.triangle_rest.push(rest);
             self.triangle_material.push(gi);
+            self.triangle_membrane.push(bw);
+            local_rest.push(rest);
         }
-        for (hinge, &t) in topo.hinges.iter().zip(&topo.hinge_triangle) {
+        if let ForceModel::Springs { spring_stiffness } = g.model {
+            let rest_point = |i: u32| match (g.rest, uvs) {
+                (RestShape::Uv { metres_per_uv }, Some(uv)) => {
+                    (uv[i as usize] * metres_per_uv).extend(0.0)
+                }
+                _ => rest_positions[i as usize],
+            };
+            let springs = build_springs(
+                &g.triangles,
+                &local_rest,
+                &topo,
+                &rest_point,
+                &g.material,
+                spring_stiffness,
+            );
+            for s in springs {
+                self.springs.push(s.vertices.map(|i| i + base));
+                self.spring_rest.push(s.rest);
+            }
+        }
+        let hinges = if bw { &topo.hinges[..] } else { &[] };
+        for (hinge, &t) in hinges.iter().zip(&topo.hinge_triangle) {
             let rest = match (g.rest, uvs) {
                 (RestShape::Uv { metres_per_uv }, Some(uv)) => {
                     HingeRest::from_uv(hinge.map(|i| uv[i as usize]), metres_per_uv)

@@ -130,6 +130,8 @@ def garment_entry(obj: bpy.types.Object, name: str, mesh_file: str, driver_file:
         "driver_frame_start": int(first_frame),
         "driver_space": "world",
         "material": s.material,
+        "model": s.model.lower(),
+        "spring_stiffness": float(s.spring_stiffness) if s.model == "SPRINGS" and s.use_spring_stiffness else None,
         "density": float(s.density) if s.use_density else None,
         "stretch": [float(x) for x in s.stretch] if s.use_stretch else None,
         "shear": float(s.shear) if s.use_shear else None,

@@ -54,7 +54,14 @@ class PHYSICS_PT_clothbake(bpy.types.Panel):
         if obj.type != "MESH":
             layout.label(text="A garment must be a mesh", icon="ERROR")
         layout.prop(s, "material")
+        layout.prop(s, "model")
         col = layout.column(heading="Overrides")
+        if s.model == "SPRINGS":
+            row = col.row(align=True)
+            row.prop(s, "use_spring_stiffness", text="")
+            sub = row.row()
+            sub.active = s.use_spring_stiffness
+            sub.prop(s, "spring_stiffness")
         for name in ("density", "stretch", "shear", "bend"):
             row = col.row(align=True)
             row.prop(s, f"use_{name}", text="")

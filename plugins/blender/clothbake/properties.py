@@ -47,6 +47,23 @@ class ClothbakeObjectSettings(bpy.types.PropertyGroup):
         items=[(p, p.capitalize(), f"The '{p}' preset") for p in MATERIAL_PRESETS],
         default="cotton",
     )
+    model: EnumProperty(
+        name="Model",
+        description="Internal forces of the cloth (clothbake's [[garment]] model)",
+        items=(
+            ("BW", "Baraff-Witkin", "Triangle stretch/shear and dihedral bending (Baraff & Witkin 1998): "
+             "independent of the triangulation (the default)"),
+            ("SPRINGS", "Springs", "Mass-spring network: structural, shear and buckling bend springs (Provot, "
+             "Choi & Ko, Kang's stabilised Jacobian); the same material, mapped exactly on regular grids"),
+        ),
+        default="BW",
+    )
+    use_spring_stiffness: BoolProperty(name="Override Spring Stiffness", default=False)
+    spring_stiffness: FloatProperty(
+        name="Spring Stiffness", description="Springs model: every mesh-edge spring gets the constant "
+        "Spring Stiffness / rest length (N), instead of the one from Stretch (Kang 2003 §6: 0.03)",
+        default=0.03, min=1e-9, soft_max=1e3, precision=4,
+    )
     use_density: BoolProperty(name="Override Density", default=False)
     density: FloatProperty(name="Density", description="Area density (kg/m²)", default=0.15, min=1e-6, soft_max=2.0, precision=4)
     use_stretch: BoolProperty(name="Override Stretch", default=False)

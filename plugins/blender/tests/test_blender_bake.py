@@ -110,3 +110,35 @@ def test_rebake_updates_and_free_removes_everything(baked):
     assert bpy.ops.clothbake.free() == {"FINISHED"}
     assert len(garment.modifiers) == 0
     assert files_under(tmp_path / "bakes") == []
+
+
+def test_springs_model_is_exported_and_baked(tmp_path, monkeypatch):
+    """Garment › Model = Springs goes into [[garment]] model (with Spring Stiffness when overridden),
+    bakes through the binary, and gives a different motion than the BW model."""
+    import tomllib
+
+    monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
+    clothbake = addon()
+    scene = new_scene(tmp_path)
+    s = scene.clothbake
+    s.frame_start, s.frame_end, s.substeps = 1, 8, 4
+    garment = make_garment(scene, "Sheet", location=(0.0, 0.0, 1.0), rotation=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0))
+    g = garment.clothbake
+    assert g.model == "BW"
+    caches = {}
+    for model, stiffness in (("BW", False), ("SPRINGS", False), ("SPRINGS", True)):
+        g.model, g.use_spring_stiffness = model, stiffness
+        out = tmp_path / f"export-{model}-{stiffness}"
+        out.mkdir()
+        clothbake.export.export_scene(bpy.context, str(out))
+        with open(out / "scene.toml", "rb") as f:
+            entry = tomllib.load(f)["garment"][0]
+        assert entry["model"] == model.lower()
+        assert entry.get("spring_stiffness") == (g.spring_stiffness if stiffness else None)
+        assert bpy.ops.clothbake.bake() == {"FINISHED"}, scene.clothbake.status
+        _, caches[(model, stiffness)] = read_pc2(bpy.path.abspath(garment.modifiers["ClothBake"].filepath))
+    bw, springs = caches[("BW", False)], caches[("SPRINGS", False)]
+    assert bw.shape == springs.shape == (8, len(garment.data.vertices), 3)
+    assert np.all(np.isfinite(springs))
+    assert np.max(np.linalg.norm(springs[-1] - springs[0], axis=1)) > 0.05  # it fell
+    assert np.max(np.abs(bw[-1] - springs[-1])) > 1e-4

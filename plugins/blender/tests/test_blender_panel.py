@@ -42,12 +42,15 @@ def draw(context):
     return log
 
 
-@pytest.mark.parametrize("role,shape", [("NONE", None), ("GARMENT", None), ("COLLIDER", "SPHERE"), ("COLLIDER", "CAPSULE"), ("COLLIDER", "AUTO")])
+@pytest.mark.parametrize("role,shape", [("NONE", None), ("GARMENT", None), ("GARMENT", "SPRINGS"), ("COLLIDER", "SPHERE"), ("COLLIDER", "CAPSULE"), ("COLLIDER", "AUTO")])
 def test_panel_draws_existing_properties(tmp_path, role, shape):
     addon()
     scene = new_scene(tmp_path)
     obj = make_garment(scene, "Cloth", (0, 0, 1), (0, 0, 0), (1, 1, 1), cells=2) if role != "COLLIDER" else make_sphere(scene, "Ball", 0.2, {})
     obj.clothbake.role = role
+    if role == "GARMENT" and shape:
+        obj.clothbake.model = shape
+        shape = None
     if shape:
         obj.clothbake.collider_shape = shape
     context = type("C", (), {"object": obj, "scene": scene, "window_manager": bpy.context.window_manager})()
@@ -58,7 +61,8 @@ def test_panel_draws_existing_properties(tmp_path, role, shape):
     # Every [scene] integrator of the solver is offered (lower-cased into the scene file).
     assert {"BW", "BDF2", "AIMEX"} <= set(scene.clothbake.bl_rna.properties["integrator"].enum_items.keys())
     if role == "GARMENT":
-        assert {"material", "pin_group", "density", "use_density", "thickness"} <= set(names)
+        assert {"material", "model", "pin_group", "density", "use_density", "thickness"} <= set(names)
+        assert ("spring_stiffness" in names) == (obj.clothbake.model == "SPRINGS")
     if shape in ("SPHERE", "CAPSULE"):
         assert "collider_radius" in names
     if shape == "AUTO":

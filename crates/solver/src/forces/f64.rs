@@ -38,6 +38,8 @@ mod aero;
 mod bend;
 #[path = "element.rs"]
 mod element;
+#[path = "springs.rs"]
+mod springs;
 #[path = "stretch_shear.rs"]
 mod stretch_shear;
 #[path = "triangle_rest.rs"]
@@ -46,5 +48,6 @@ mod triangle_rest;
 pub use aero::{aero, Wind};
 pub use bend::{bend, bend_gradient, HingeGradient, HingeRest};
 pub use element::ElementForce;
+pub use springs::{spring, spring_system, SpringLaw, SpringRest, SpringSystem, BUCKLE_STRAIN};
 pub use stretch_shear::{strain, stretch_shear, stretch_shear_system, TriangleSystem};
 pub use triangle_rest::TriangleRest;

@@ -1,5 +1,6 @@
-//! Internal cloth forces of Baraff & Witkin 1998 (BW) §4 and air forces, per element, with
-//! Jacobian blocks for the implicit step (BW §5).
+//! Internal cloth forces of Baraff & Witkin 1998 (BW) §4, the mass-spring alternative
+//! ([`spring`]: Provot / Choi & Ko / Kang) and air forces, per element, with Jacobian blocks for the
+//! implicit step (BW §5).
 //!
 //! Every force returns an [`ElementForce`]: the forces on the element's vertices and the 3×3 blocks
 //! `dfdx[i][j] = ∂f_i/∂x_j`, `dfdv[i][j] = ∂f_i/∂v_j`, ready to be scattered into the global
@@ -43,12 +44,14 @@ mod scalar {
 mod aero;
 mod bend;
 mod element;
+mod springs;
 mod stretch_shear;
 mod triangle_rest;
 
 pub use aero::{aero, Wind};
 pub use bend::{bend, bend_gradient, HingeGradient, HingeRest};
 pub use element::ElementForce;
+pub use springs::{spring, spring_system, SpringLaw, SpringRest, SpringSystem, BUCKLE_STRAIN};
 pub use stretch_shear::{strain, stretch_shear, stretch_shear_system, TriangleSystem};
 pub use triangle_rest::TriangleRest;
 

@@ -11,11 +11,15 @@
 //! Elements leave their blocks in compact form: a triangle's are α_aα_b·U + β_aβ_b·V + q_a·q_bᵀ
 //! ([`crate::forces::TriangleSystem`], plus one constant block per triangle from stabilized drag),
 //! a hinge's are rank one, c·g_a·g_bᵀ (see [`crate::forces::HingeGradient`]), so it leaves only
-//! the four vectors q_a = √c·g_a. Only the upper blocks of the symmetric matrix are gathered.
+//! the four vectors q_a = √c·g_a. A spring (mass-spring garments, [`crate::forces::spring`]) leaves
+//! one symmetric block S = h·∂f_i/∂v_j + h²·∂f_i/∂x_j (A gains +S at (i, i) and (j, j), −S at
+//! (i, j)) and one vector, its row of b (−it for j). Only the upper blocks of the symmetric matrix
+//! are gathered.
 
 use crate::constraints::Constraints;
 use crate::forces::{
-    aero, bend_gradient, strain, stretch_shear_system, Jacobian, TriangleRest, Wind,
+    aero, bend_gradient, spring_system, strain, stretch_shear_system, Jacobian, SpringLaw,
+    TriangleRest, Wind,
 };
 use crate::linalg::{BlockMatrix, BlockPattern};
 use crate::model::Model;
@@ -103,6 +107,15 @@ pub struct Assembly {
     hinge_q: Vec<Vec3A>,
     /// h·f + ∂f/∂x·(h²v0 + h·y) per element vertex: 3 per triangle, then 4 per hinge.
     g: Vec<Vec3>,
+    /// Springs: diagonal sources (vertex → spring), upper slots (slot → spring) and rows
+    /// (vertex → 2·spring + side, side 1 taking −g).
+    diag_spring: Gather,
+    off_spring: Gather,
+    rows_spring: Gather,
+    /// Per spring: S = h·∂f_i/∂v_j + h²·∂f_i/∂x_j (stabilised, symmetric).
+    spring_s: Vec<Mat3A>,
+    /// Per spring: h·f_i + ∂f_i/∂x_j·(w_j − w_i) (w = h²v0 + h·y), vertex i's row of b; j gets −it.
+    spring_g: Vec<Vec3>,
 }
 
 impl Assembly {
@@ -110,8 +123,16 @@ impl Assembly {
     pub fn new(model: &Model) -> Self {
         let n = model.vertex_count();
         // Hinge opposite vertices are coupled by bending alone: weak (the preconditioner drops them).
-        let opposite: Vec<[u32; 2]> = model.hinges.iter().map(|h| [h[2], h[3]]).collect();
-        let pattern = BlockPattern::with_weak_pairs(n, &model.edges, &opposite);
+        // So are the bend (buckling) springs; structural and shear springs are strong.
+        let mut opposite: Vec<[u32; 2]> = model.hinges.iter().map(|h| [h[2], h[3]]).collect();
+        let mut strong = model.edges.clone();
+        for (p, r) in model.springs.iter().zip(&model.spring_rest) {
+            match r.law {
+                SpringLaw::Linear => strong.push(*p),
+                SpringLaw::Buckling => opposite.push(*p),
+            }
+        }
+        let pattern = BlockPattern::with_weak_pairs(n, &strong, &opposite);
         let nt = model.triangles.len();
         let (mut diag, mut off, mut rows) = (Vec::new(), Vec::new(), Vec::new());
         let (mut diag_hinge, mut off_hinge) = (Vec::new(), Vec::new());
@@ -139,8 +160,21 @@ impl Assembly {
                 }
             }
         }
+        let (mut diag_spring, mut off_spring, mut rows_spring) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (k, &[i, j]) in model.springs.iter().enumerate() {
+            let k = k as u32;
+            diag_spring.push((i, k));
+            diag_spring.push((j, k));
+            rows_spring.push((i, 2 * k));
+            rows_spring.push((j, 2 * k + 1));
+            if let Some(s) = pattern.slot(i.min(j), i.max(j)) {
+                off_spring.push((s as u32, k));
+            }
+        }
         let nnz = pattern.col.len();
         let nh = model.hinges.len();
+        let ns = model.springs.len();
         Assembly {
             matrix: BlockMatrix::new(pattern),
             b: vec![Vec3::ZERO; n],
@@ -154,6 +188,11 @@ impl Assembly {
             air: Vec::new(),
             hinge_q: vec![Vec3A::ZERO; 4 * nh],
             g: vec![Vec3::ZERO; 3 * nt + 4 * nh],
+            diag_spring: Gather::new(n, diag_spring),
+            off_spring: Gather::new(nnz, off_spring),
+            rows_spring: Gather::new(n, rows_spring),
+            spring_s: vec![Mat3A::ZERO; ns],
+            spring_g: vec![Vec3::ZERO; ns],
         }
     }
 
@@ -191,6 +230,17 @@ impl Assembly {
                 };
                 let mat = &model.materials[model.triangle_material[t] as usize];
                 let rest = &model.triangle_rest[t];
+                *s = strain(&xs, rest, mat);
+                if !model.triangle_membrane[t] {
+                    g.fill(Vec3::ZERO);
+                    // Not `default()`: glam's default matrix is the identity.
+                    *blk = TriangleBlocks {
+                        u: Mat3A::ZERO,
+                        v: Mat3A::ZERO,
+                        q: [Vec3A::ZERO; 3],
+                    };
+                    return;
+                }
                 let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
                 g.copy_from_slice(&sys.g);
                 *blk = if ex {
@@ -207,7 +257,6 @@ impl Assembly {
                         q: sys.q,
                     }
                 };
-                *s = strain(&xs, rest, mat);
             });
         if let Some(w) = inp.wind {
             // Stabilized drag: ∂f_a/∂v_b is one block for all pairs, ∂f/∂x = 0 (forces::aero).
@@ -266,6 +315,19 @@ impl Assembly {
                     }
                 }
             });
+        self.spring_s
+            .par_iter_mut()
+            .zip(self.spring_g.par_iter_mut())
+            .enumerate()
+            .for_each(|(k, (m, g))| {
+                let [i, j] = model.springs[k].map(|i| i as usize);
+                let sys = spring_system(&[x0[i], x0[j]], &[v0[i], v0[j]], &model.spring_rest[k]);
+                let (wi, wj) = (h * h * v0[i] + h * y[i], h * h * v0[j] + h * y[j]);
+                *g = h * sys.f + sys.k * (wj - wi);
+                *m = Mat3A::from(sys.d * h + sys.k * (h * h));
+            });
+        let (ss, sg) = (&self.spring_s, &self.spring_g);
+        let (diag_s, off_s, rows_s) = (&self.diag_spring, &self.off_spring, &self.rows_spring);
         let (blocks, gs, hq, air) = (&self.blocks, &self.g, &self.hinge_q, &self.air[..]);
         let air = if inp.wind.is_some() { air } else { &[] };
         let (diag_g, rows_g, off_g) = (&self.diag, &self.rows, &self.off);
@@ -286,9 +348,16 @@ impl Assembly {
                     let q = hq[s as usize];
                     a += outer_a(q, q);
                 }
+                for &s in diag_s.sources(i) {
+                    a += ss[s as usize];
+                }
                 let mut f = h * m * inp.gravity + cons.rhs[i];
                 for &s in rows_g.sources(i) {
                     f += gs[s as usize];
+                }
+                for &s in rows_s.sources(i) {
+                    let g = sg[s as usize / 2];
+                    f += if s % 2 == 0 { g } else { -g };
                 }
                 if inp.air_damping > 0.0 {
                     let hca = h * inp.air_damping * model.area[i];
@@ -312,6 +381,9 @@ impl Assembly {
                     let k = k as usize;
                     let hinge = k / 16;
                     a += outer_a(hq[4 * hinge + (k / 4) % 4], hq[4 * hinge + k % 4]);
+                }
+                for &k in off_s.sources(s) {
+                    a -= ss[k as usize];
                 }
                 *o = a;
             });
