@@ -7,13 +7,16 @@ use clothbake_solver::{GarmentDesc, Integrator};
 /// Scene-file names of the cloth models (`[[garment]] model = …`), in table order.
 pub const MODELS: [&str; 2] = ["bw", "springs"];
 /// Scene-file names of the integrators (`[scene] integrator = …`), in table order.
-pub const INTEGRATORS: [&str; 5] = ["bw", "bdf2", "kang", "aimex", "verlet"];
+pub const INTEGRATORS: [&str; 6] = ["bw", "bdf2", "midpoint", "kang", "aimex", "verlet"];
+
+/// What selects a cloth model on a garment.
+pub type ModelFn = fn(&mut GarmentDesc);
 
 /// Baraff & Witkin's triangle model: the garment as built.
 fn bw(_: &mut GarmentDesc) {}
 
 /// What selects the model `name` on a garment, if this build has it.
-pub fn model(name: &str) -> Option<fn(&mut GarmentDesc)> {
+pub fn model(name: &str) -> Option<ModelFn> {
     match name {
         "bw" => Some(bw),
         // "springs" => Some(|g| g.model = ClothModel::Springs),
@@ -30,7 +33,7 @@ pub fn integrator(name: &str) -> Option<Integrator> {
 pub struct Config {
     pub model: &'static str,
     pub integrator: &'static str,
-    pub available: Option<(fn(&mut GarmentDesc), Integrator)>,
+    pub available: Option<(ModelFn, Integrator)>,
 }
 
 impl Config {
