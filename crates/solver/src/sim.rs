@@ -79,6 +79,9 @@ pub struct SimSettings {
     /// Time integrator of the substeps (default backward Euler; see
     /// [`crate::integrator::method`]).
     pub integrator: Integrator,
+    /// Newton iterations of the implicit stage per substep (default 1, as BW; 2..=8 experimental:
+    /// see [`crate::step::newton`]).
+    pub newton_iterations: u32,
 }
 
 impl Default for SimSettings {
@@ -97,6 +100,7 @@ impl Default for SimSettings {
             preconditioner: Preconditioner::default(),
             proximity_ahead: true,
             integrator: Integrator::default(),
+            newton_iterations: 1,
         }
     }
 }
@@ -124,6 +128,9 @@ impl SimSettings {
         }
         if self.max_halvings > MAX_HALVINGS {
             return bad("max_halvings", self.max_halvings as f64, "<= 20");
+        }
+        if !(1..=8).contains(&self.newton_iterations) {
+            return bad("newton_iterations", self.newton_iterations as f64, "1..=8");
         }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");

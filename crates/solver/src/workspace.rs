@@ -39,6 +39,8 @@ pub struct Workspace {
     pub(crate) self_contact: Option<SelfContact>,
     /// Per vertex: held by a collider this substep (contact or projection).
     pub(crate) held: Vec<bool>,
+    /// Scratch of the extra Newton iterations ([`crate::SimSettings::newton_iterations`]).
+    pub(crate) newton: crate::step::newton::NewtonScratch,
 }
 
 impl Workspace {
@@ -57,6 +59,7 @@ impl Workspace {
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(model)?,
             held: vec![false; n],
+            newton: Default::default(),
         })
     }
 }
