@@ -83,3 +83,26 @@ pub fn summarize(reference: &Bake, exp: &Bake) -> Summary {
         aggregate: aggregate(reference, exp),
     }
 }
+
+/// How concentrated E is at check point `k`: (share of the sum of E_i carried by the 5 % of
+/// vertices with the largest E_i, the median E_i, |Δx_ref| of the vertex with the largest E_i (m),
+/// the mean |Δx_ref| (m)).
+pub fn concentration(reference: &Bake, exp: &Bake, k: usize) -> (f64, f64, f64, f64) {
+    let mut ei: Vec<(f64, f64)> = (0..N * N)
+        .filter_map(|i| {
+            let dr = (reference.frames[k][i] - reference.frames[k - 1][i]).as_dvec3();
+            let dx = (exp.frames[k][i] - exp.frames[k - 1][i]).as_dvec3();
+            (dr.length_squared() > 0.0).then(|| {
+                (
+                    (dr - dx).length_squared() / dr.length_squared(),
+                    dr.length(),
+                )
+            })
+        })
+        .collect();
+    ei.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let total: f64 = ei.iter().map(|p| p.0).sum();
+    let top: f64 = ei.iter().take(ei.len() / 20).map(|p| p.0).sum();
+    let mean_dr = ei.iter().map(|p| p.1).sum::<f64>() / ei.len() as f64;
+    (top / total, ei[ei.len() / 2].0, ei[0].1, mean_dr)
+}

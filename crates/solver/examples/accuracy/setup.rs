@@ -91,6 +91,8 @@ pub struct Setup {
     pub cg_tolerance: f32,
     /// The step controller (BW §6 halving on a strain jump or a failed solve).
     pub adaptive: bool,
+    /// Newton iterations per substep (BW: 1).
+    pub newton_iterations: u32,
 }
 
 impl Setup {
@@ -108,6 +110,7 @@ impl Setup {
             air_damping: 0.0,
             cg_tolerance: SimSettings::default().cg_tolerance,
             adaptive: true,
+            newton_iterations: 1,
         }
     }
 
@@ -144,6 +147,7 @@ pub fn settings(s: &Setup) -> SimSettings {
         integrator: s.integrator,
         cg_tolerance: s.cg_tolerance,
         adaptive: s.adaptive,
+        newton_iterations: s.newton_iterations,
         ..SimSettings::default()
     }
 }
