@@ -83,6 +83,9 @@ pub struct SimSettings {
     /// of each piece of cloth's velocity, so free fall and rigid rotation are not slowed by it
     /// ([`crate::integrator::projected_damping`]). Default off.
     pub damping_projection: bool,
+    /// Newton iterations of the implicit stage per substep (default 1, as BW; 2..=8 experimental:
+    /// see [`crate::step::newton`]).
+    pub newton_iterations: u32,
 }
 
 impl Default for SimSettings {
@@ -102,6 +105,7 @@ impl Default for SimSettings {
             proximity_ahead: true,
             integrator: Integrator::default(),
             damping_projection: false,
+            newton_iterations: 1,
         }
     }
 }
@@ -129,6 +133,18 @@ impl SimSettings {
         }
         if self.max_halvings > MAX_HALVINGS {
             return bad("max_halvings", self.max_halvings as f64, "<= 20");
+        }
+        if !(1..=8).contains(&self.newton_iterations) {
+            return bad("newton_iterations", self.newton_iterations as f64, "1..=8");
+        }
+        if self.newton_iterations > 1 && self.integrator == Integrator::Aimex {
+            // AIMEX's explicit elements are evaluated once at the substep's start: further Newton
+            // iterations of the implicit stage would re-linearise them too.
+            return bad(
+                "newton_iterations",
+                self.newton_iterations as f64,
+                "1 with integrator aimex",
+            );
         }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");

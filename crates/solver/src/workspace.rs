@@ -44,6 +44,8 @@ pub struct Workspace {
     pub(crate) aimex: Aimex,
     /// The cloth's pieces and their rigid fit for projected air damping (empty unless on).
     pub(crate) projected: ProjectedDamping,
+    /// Scratch of the extra Newton iterations ([`crate::SimSettings::newton_iterations`]).
+    pub(crate) newton: crate::step::newton::NewtonScratch,
 }
 
 impl Workspace {
@@ -64,6 +66,7 @@ impl Workspace {
             held: vec![false; n],
             aimex: Aimex::default(),
             projected: ProjectedDamping::default(),
+            newton: Default::default(),
         })
     }
 }

@@ -118,6 +118,19 @@ fn bad_settings_and_empty_scenes() {
             ..
         })
     ));
+    for newton_iterations in [0, 9] {
+        let bad = SimSettings {
+            newton_iterations,
+            ..Default::default()
+        };
+        assert!(matches!(
+            Simulation::new(vec![g.clone()], bad),
+            Err(ModelError::Settings {
+                field: "newton_iterations",
+                ..
+            })
+        ));
+    }
     let bad = SimSettings {
         substeps: 0,
         ..Default::default()

@@ -20,6 +20,7 @@
 pub(crate) mod accept;
 pub(crate) mod assemble;
 pub(crate) mod body_contact;
+pub(crate) mod newton;
 pub(crate) mod predict;
 pub(crate) mod self_collision;
 pub(crate) mod solve;
@@ -83,8 +84,17 @@ pub(crate) fn substep(
     let mut joined = 0.0;
     lap.lap(&mut joined);
     solved.charge(&mut times, joined);
-    let cg = solved.cg;
+    let mut cg = solved.cg;
     solve::update(state, ws, sub.h);
+    lap.lap(&mut times.other);
+    for _ in 1..settings.newton_iterations {
+        let more = newton::iterate(model, settings, state, ws, sub.h);
+        cg.iterations += more.iterations;
+        cg.residual = more.residual;
+        cg.converged &= more.converged;
+        cg.non_finite |= more.non_finite;
+    }
+    lap.lap(&mut times.solve);
     if settings.damping_projection && settings.air_damping > 0.0 {
         let hx = ws.base.step(sub.h);
         let (x, v) = (&mut state.x, &mut state.v);

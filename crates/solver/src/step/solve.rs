@@ -11,6 +11,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 
 use crate::integrator::Integrator;
+use crate::integrator::method::MIDPOINT_THETA;
 use crate::linalg::{reduce, CgResult, CgSettings, Problem};
 use crate::model::Model;
 use crate::report::StageTimes;
@@ -102,6 +103,20 @@ pub(crate) fn run(
 pub(crate) fn update(state: &mut State, ws: &Workspace, h: f32) {
     let (x0, v0, h) = ws.base.pick(&ws.start.x, &ws.start.v, h);
     let (dv, y) = (&state.dv, &ws.constraints.y);
+    if ws.base.midpoint {
+        // Implicit midpoint: v½ = v0 + Δv over h/2, v1 = 2·v½ − v0, x1 = x0 + h·v½ + y.
+        state
+            .v
+            .par_iter_mut()
+            .zip(state.x.par_iter_mut())
+            .enumerate()
+            .for_each(|(i, (v, x))| {
+                let half = v0[i] + dv[i];
+                *v = v0[i] + (half - v0[i]) / MIDPOINT_THETA;
+                *x = x0[i] + (h / MIDPOINT_THETA) * half + y[i];
+            });
+        return;
+    }
     state
         .v
         .par_iter_mut()
