@@ -128,6 +128,9 @@ fn every_vertex_falls_at_g_t_under_every_integrator() {
     for ((name, integrator), newton_iterations) in
         Integrator::ALL.into_iter().flat_map(|i| [(i, 1), (i, 2)])
     {
+        if integrator == Integrator::Aimex && newton_iterations > 1 {
+            continue; // AIMEX runs one Newton iteration (SimSettings::validate)
+        }
         let settings = SimSettings {
             air_damping: 0.0,
             integrator,
