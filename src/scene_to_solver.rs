@@ -39,7 +39,11 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         integrator: match s.integrator {
             IntegratorName::Bw => Integrator::BackwardEuler,
             IntegratorName::Bdf2 => Integrator::Bdf2,
+            IntegratorName::Kang => Integrator::Kang,
+            IntegratorName::Verlet => Integrator::Verlet,
         },
+        kang_iterations: s.kang_iterations.unwrap_or(defaults.kang_iterations),
+        verlet_iterations: s.verlet_iterations.unwrap_or(defaults.verlet_iterations),
         ..defaults
     }
 }

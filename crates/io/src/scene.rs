@@ -167,6 +167,10 @@ pub enum IntegratorName {
     Bw,
     /// Second-order BDF, one Newton step (Choi & Ko 2002).
     Bdf2,
+    /// Kang 2003's approximate implicit integration (thesis ch. 4, eqs. 4.8–4.9).
+    Kang,
+    /// Explicit Verlet with constraint relaxation (Jakobsen 2001).
+    Verlet,
 }
 
 impl IntegratorName {
@@ -175,6 +179,8 @@ impl IntegratorName {
         match self {
             IntegratorName::Bw => "bw",
             IntegratorName::Bdf2 => "bdf2",
+            IntegratorName::Kang => "kang",
+            IntegratorName::Verlet => "verlet",
         }
     }
 }
@@ -220,9 +226,15 @@ pub struct Settings {
     /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
     #[serde(default = "default_air_damping")]
     pub air_damping: f32,
-    /// Time integrator: `"bw"` (default) or `"bdf2"`; any other value is rejected at load.
+    /// Time integrator: `"bw"` (default), `"bdf2"`, `"kang"` or `"verlet"`; any other value is
+    /// rejected at load.
     #[serde(default)]
     pub integrator: IntegratorName,
+    /// Kang's updates per substep under `integrator = "kang"`: odd, >= 1 (Kang 2003 §4.2: small
+    /// even counts are unstable); default the solver's (1).
+    pub kang_iterations: Option<u32>,
+    /// Relaxation passes per substep under `integrator = "verlet"` (>= 1); default the solver's.
+    pub verlet_iterations: Option<u32>,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -253,6 +265,8 @@ impl Default for Settings {
             strain_limit: None,
             air_damping: default_air_damping(),
             integrator: IntegratorName::default(),
+            kang_iterations: None,
+            verlet_iterations: None,
         }
     }
 }
@@ -774,6 +788,19 @@ impl Validator<'_> {
         }
         if let Some(j) = s.strain_jump {
             self.positive("scene.strain_jump", j)?;
+        }
+        if let Some(k) = s.kang_iterations {
+            if k % 2 == 0 {
+                return Err(self.err(
+                    "scene.kang_iterations",
+                    format!(
+                        "must be odd (Kang 2003 §4.2: small even counts are unstable), got {k}"
+                    ),
+                ));
+            }
+        }
+        if s.verlet_iterations == Some(0) {
+            return Err(self.err("scene.verlet_iterations", "must be >= 1, got 0"));
         }
         if s.cg_max_iterations == Some(0) {
             return Err(self.err("scene.cg_max_iterations", "must be >= 1, got 0"));

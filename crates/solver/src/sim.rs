@@ -79,6 +79,12 @@ pub struct SimSettings {
     /// Time integrator of the substeps (default backward Euler; see
     /// [`crate::integrator::method`]).
     pub integrator: Integrator,
+    /// Kang's updates per substep k under `integrator = kang` (odd, >= 1; Kang 2003 eq. 4.8–4.9,
+    /// default [`crate::integrator::kang::DEFAULT_ITERATIONS`]).
+    pub kang_iterations: u32,
+    /// Relaxation passes per substep under `integrator = verlet` (>= 1; default
+    /// [`crate::integrator::verlet::DEFAULT_ITERATIONS`]).
+    pub verlet_iterations: u32,
 }
 
 impl Default for SimSettings {
@@ -97,6 +103,8 @@ impl Default for SimSettings {
             preconditioner: Preconditioner::default(),
             proximity_ahead: true,
             integrator: Integrator::default(),
+            kang_iterations: crate::integrator::kang::DEFAULT_ITERATIONS,
+            verlet_iterations: crate::integrator::verlet::DEFAULT_ITERATIONS,
         }
     }
 }
@@ -124,6 +132,16 @@ impl SimSettings {
         }
         if self.max_halvings > MAX_HALVINGS {
             return bad("max_halvings", self.max_halvings as f64, "<= 20");
+        }
+        if self.kang_iterations % 2 == 0 {
+            return bad(
+                "kang_iterations",
+                self.kang_iterations as f64,
+                "odd: Kang 2003 §4.2, small even counts are unstable",
+            );
+        }
+        if self.verlet_iterations == 0 {
+            return bad("verlet_iterations", 0.0, ">= 1");
         }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");

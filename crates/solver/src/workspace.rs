@@ -8,7 +8,7 @@ use glam::Vec3;
 use crate::collide::{ContactDetector, MovingCollider, VertexContact};
 use crate::constraints::Constraints;
 use crate::error::ModelError;
-use crate::integrator::{Assembly, StepBase};
+use crate::integrator::{Assembly, KangSolve, StepBase, VerletScratch};
 use crate::linalg::Mpcg;
 use crate::model::Model;
 use crate::self_contact::SelfContact;
@@ -39,6 +39,10 @@ pub struct Workspace {
     pub(crate) self_contact: Option<SelfContact>,
     /// Per vertex: held by a collider this substep (contact or projection).
     pub(crate) held: Vec<bool>,
+    /// Kang's approximate solve (used by `integrator = "kang"` only; sized on first use).
+    pub(crate) kang: KangSolve,
+    /// Edge constraints and forces of the Verlet step (`integrator = "verlet"` only).
+    pub(crate) verlet: VerletScratch,
 }
 
 impl Workspace {
@@ -57,6 +61,8 @@ impl Workspace {
             predicted: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(model)?,
             held: vec![false; n],
+            kang: KangSolve::new(),
+            verlet: VerletScratch::new(),
         })
     }
 }

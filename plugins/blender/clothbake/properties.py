@@ -114,6 +114,10 @@ class ClothbakeSceneSettings(bpy.types.PropertyGroup):
              "damped and the most robust (the default)"),
             ("BDF2", "BDF2", "Second-order backward differentiation: less numerical damping of folds and swings "
              "at the same substeps; falls back to backward Euler after a substep size change"),
+            ("KANG", "Kang (approximate implicit)", "Kang 2003: backward Euler's system approximated by one "
+             "block update per vertex instead of solved; cheaper per substep, less accurate"),
+            ("VERLET", "Verlet + relaxation", "Jakobsen 2001: explicit Verlet with edge-length constraints "
+             "relaxed each substep; inextensible cloth, no collider friction, needs more substeps"),
         ),
         default="BW",
     )

@@ -28,20 +28,29 @@ pub enum Integrator {
     BackwardEuler,
     /// Second-order BDF (Choi & Ko 2002), one Newton step; see the module documentation.
     Bdf2,
+    /// Kang 2003's O(n) approximate implicit integration: backward Euler's system approximated
+    /// by an odd number of per-vertex block updates instead of solved ([`crate::integrator::kang`]).
+    Kang,
+    /// Explicit Verlet with constraint relaxation (Jakobsen 2001; [`crate::integrator::verlet`]).
+    Verlet,
 }
 
 impl Integrator {
     /// Every integrator with its scene-file name.
-    pub const ALL: [(&'static str, Integrator); 2] = [
+    pub const ALL: [(&'static str, Integrator); 4] = [
         ("bw", Integrator::BackwardEuler),
         ("bdf2", Integrator::Bdf2),
+        ("kang", Integrator::Kang),
+        ("verlet", Integrator::Verlet),
     ];
 
-    /// The scene-file name (`bw`, `bdf2`).
+    /// The scene-file name (`bw`, `bdf2`, `kang`, `verlet`).
     pub fn name(self) -> &'static str {
         match self {
             Integrator::BackwardEuler => "bw",
             Integrator::Bdf2 => "bdf2",
+            Integrator::Kang => "kang",
+            Integrator::Verlet => "verlet",
         }
     }
 

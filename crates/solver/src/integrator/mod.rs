@@ -3,7 +3,11 @@
 //! deterministically in parallel into a block sparse matrix built once per topology.
 
 pub mod assembly;
+pub mod kang;
 pub mod method;
+pub mod verlet;
 
 pub use assembly::{Assembly, StepInputs};
+pub use kang::KangSolve;
 pub use method::{Integrator, StepBase};
+pub use verlet::VerletScratch;
