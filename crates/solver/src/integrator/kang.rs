@@ -43,6 +43,19 @@
 //! the free directions, S·A·u = S·(b − A·(I − S)z); the update is applied to that filtered system
 //! with A_ii⁻¹ replaced by (S_i A_ii S_i + I − S_i)⁻¹ restricted to the free directions.
 //!
+//! # Stability
+//!
+//! Kang's argument (§4.2: "the diagonal components … are usually more dominant than the
+//! off-diagonal components", so p is already a good approximation) holds for soft springs. For
+//! this solver's woven materials h²·k ≫ m: on a 0.8 m cotton sheet of 24 × 24 vertices hanging
+//! from two corners, the update leaves a filtered residual |S(b − AΔv)| / |S b| of 0.96–1.06 at
+//! every step from 1/240 to 1/1920 s, the stiff stretch modes are hardly resolved, and at
+//! 24 fps × 5 substeps (1/120 s) the strain creeps past the tear limit within 0.25 s (k = 1; 0.8 s
+//! with k = 3; with or without the translation step below), in substeps each below the
+//! controller's strain-jump bound. At 20 substeps (1/480 s) the same sheet, also with wind, a
+//! moving sphere, self-collision and a goal spring, runs without a rejection. So `kang` wants
+//! about four times backward Euler's substeps on cotton (docs/scene-format.md).
+//!
 //! # Addition: the rigid translation is solved exactly
 //!
 //! Kang's truncated update does not keep free fall: with this solver's stiff woven materials
