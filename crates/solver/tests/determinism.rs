@@ -37,7 +37,11 @@ fn run(threads: usize, integrator: Integrator) -> (Vec<Vec3>, u32) {
             integrator,
             // Kang's approximation needs h <= 1/480 s on this cotton sheet (tears at 1/120 s:
             // integrator/kang.rs, "Stability").
-            substeps: if integrator == Integrator::Kang { 20 } else { 5 },
+            substeps: if integrator == Integrator::Kang {
+                20
+            } else {
+                5
+            },
             ..Default::default()
         };
         let mut sim = Simulation::new(vec![g], settings).unwrap();

@@ -26,7 +26,11 @@ fn fold_scene_with(integrator: Integrator) -> (Vec<GarmentDesc>, SimSettings, Ed
     let fold = EdgeFold::pin(&mut g, n, 0.006);
     let settings = SimSettings {
         // Kang's approximation needs about four times the substeps (integrator/kang.rs).
-        substeps: if integrator == Integrator::Kang { 12 } else { 3 },
+        substeps: if integrator == Integrator::Kang {
+            12
+        } else {
+            3
+        },
         strain_jump: 0.01,
         integrator,
         ..SimSettings::default()

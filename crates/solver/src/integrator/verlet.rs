@@ -44,9 +44,12 @@ use crate::state::State;
 use crate::step::{accept, body_contact, predict, self_collision, Substep};
 use crate::workspace::Workspace;
 
-/// Default relaxation passes per substep (Vasilovici 2013 §4: each constraint satisfied 3 times;
-/// Jakobsen: often 1 suffices for games). A baker wants less stretch; see [`crate::SimSettings`].
-pub const DEFAULT_ITERATIONS: u32 = 10;
+/// Default relaxation passes per substep (Vasilovici 2013 §4 satisfies each constraint 3 times;
+/// Jakobsen: often 1 suffices in games). A baker wants little stretch: on a 0.6 m cotton sheet
+/// hanging from its top corners the largest edge strain after 3 s is 0.132 at 5 substeps × 10
+/// passes, 0.068 at 5 × 20, 0.027 at 5 × 50, 0.018 at 10 × 20 and below 0.01 at 20 × 20
+/// (tests/integrators.rs): substeps help more than passes.
+pub const DEFAULT_ITERATIONS: u32 = 20;
 
 /// One distance constraint: vertices and rest length (m).
 #[derive(Debug, Clone, Copy)]
