@@ -42,7 +42,9 @@ fn bake(integrator: Integrator, substeps: u32, kang_iterations: u32) -> Result<B
     let (mut rejected, mut subs) = (0, 0);
     let clock = Instant::now();
     for _ in 0..CHECKS {
-        let r = sim.step_frame(1.0 / FPS, &[], &[]).map_err(|e| e.to_string())?;
+        let r = sim
+            .step_frame(1.0 / FPS, &[], &[])
+            .map_err(|e| e.to_string())?;
         rejected += r.rejected_substeps;
         subs += r.substeps;
         frames.push(sim.garment_positions(0).to_vec());

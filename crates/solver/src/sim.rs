@@ -133,7 +133,7 @@ impl SimSettings {
         if self.max_halvings > MAX_HALVINGS {
             return bad("max_halvings", self.max_halvings as f64, "<= 20");
         }
-        if self.kang_iterations % 2 == 0 {
+        if self.kang_iterations.is_multiple_of(2) {
             return bad(
                 "kang_iterations",
                 self.kang_iterations as f64,

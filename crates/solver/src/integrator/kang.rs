@@ -237,7 +237,7 @@ impl KangSolve {
         self.parts.par_iter_mut().enumerate().for_each(|(c, out)| {
             let mut acc = DMat3::ZERO;
             for i in c * CHUNK..n.min((c + 1) * CHUNK) {
-                if filter[i] == Filter::Fixed {
+                if s_of(i) == DMat3::ZERO {
                     continue;
                 }
                 let mut t = dm(a.diag[i]) * s_of(i);

@@ -113,7 +113,8 @@ impl VerletScratch {
         self.inv_mass = (0..n)
             .map(|i| {
                 let m = model.mass[i];
-                if model.hard_pinned[i] || !(m > 0.0) {
+                if model.hard_pinned[i] || m.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+                {
                     0.0
                 } else {
                     1.0 / m
