@@ -396,6 +396,8 @@ def test_integrator_setting_is_exported_and_baked(tmp_path, monkeypatch):
     caches = {}
     for method in ("BW", "BDF2", "KANG", "VERLET"):
         s.integrator = method
+        # Kang's approximation needs about 4x the substeps on woven cloth (it tears at 5).
+        s.substeps = 20 if method == "KANG" else 5
         out = tmp_path / f"export-{method}"
         out.mkdir()
         clothbake.export.export_scene(bpy.context, str(out))
