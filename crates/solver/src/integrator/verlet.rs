@@ -15,8 +15,9 @@
 //! 3. **Relaxation** (Jakobsen; Vasilovici §4.1): every mesh edge is a stiff distance constraint
 //!    of its rest length (stretch and shear: "infinitely stiff springs"); each of `iterations`
 //!    passes visits the edges in a fixed order and moves both ends along the edge by the length
-//!    error split by inverse mass (Gauss–Seidel; Vasilovici's pseudo-code with mass weighting),
-//!    then projects the vertices out of the colliders ("collisions by projection", Jakobsen §5).
+//!    error split by inverse mass (Gauss–Seidel; Vasilovici's pseudo-code with mass weighting and
+//!    Jakobsen's square-root-free form), then projects the vertices out of the colliders
+//!    ("collisions by projection", Jakobsen §5) when any vertex came near one.
 //! 4. The velocity is what the positions say: v1 = (x1 − x0)/h; a last projection out of the
 //!    colliders then also removes the inward velocity relative to the surface
 //!    ([`crate::step::body_contact::release`]), and cloth–cloth collision runs as for the
@@ -283,26 +284,26 @@ pub(crate) fn integrate(
             if w <= 0.0 {
                 continue;
             }
+            // Jakobsen's square-root-free correction (Vasilovici §4: the first-order expansion
+            // of |d| about the rest length r): (|d| − r)/|d| ≈ (d·d − r²)/(d·d + r²).
             let d = (x0[b] - x0[a]) + (u[b] - u[a]);
-            let len = d.length();
-            if len <= 0.0 {
+            let (dd, r2) = (d.length_squared(), e.rest * e.rest);
+            if dd + r2 <= 0.0 {
                 continue;
             }
-            let corr = d * ((len - e.rest) / (len * w));
+            let corr = d * ((dd - r2) / ((dd + r2) * w));
             u[a] += corr * wa;
             u[b] -= corr * wb;
         }
-        if !ws.sub_colliders.is_empty() {
+        // Inside the loop only when the detector found vertices near a collider on the predicted
+        // motion (the last projection, in `body_contact::release`, always runs).
+        if !ws.contacts.is_empty() {
             // Project x0 + u; only the vertices the projection moved take u = x − x0.
             let before = &mut ws.predicted;
-            before
-                .par_iter_mut()
-                .zip(x.par_iter_mut())
-                .enumerate()
-                .for_each(|(i, (p, x))| {
-                    *x = x0[i] + u[i];
-                    *p = *x;
-                });
+            for (i, (p, x)) in before.iter_mut().zip(x.iter_mut()).enumerate() {
+                *x = x0[i] + u[i];
+                *p = *x;
+            }
             sc.v_scratch.copy_from_slice(&v[..n]);
             ws.detector.project_out(
                 &ws.sub_colliders,
@@ -315,12 +316,11 @@ pub(crate) fn integrate(
                 x,
                 &mut sc.v_scratch,
             )?;
-            let before = &ws.predicted;
-            u.par_iter_mut().enumerate().for_each(|(i, u)| {
-                if x[i] != before[i] {
+            for (i, u) in u.iter_mut().enumerate() {
+                if x[i] != ws.predicted[i] {
                     *u = x[i] - x0[i];
                 }
-            });
+            }
         }
     }
     let u = &sc.u;
