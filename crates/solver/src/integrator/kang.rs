@@ -232,23 +232,32 @@ impl KangSolve {
                 m.z_axis.as_dvec3(),
             )
         };
-        let s_of = |j: usize| dm(Mat3A::from(filter[j].matrix()));
+        // A_ij·S_j: the block itself for a free vertex (no product), else the filtered block.
+        let times_s = |m: DMat3, j: usize| match filter[j] {
+            Filter::Free => m,
+            f => m * dm(Mat3A::from(f.matrix())),
+        };
         let p = &a.pattern;
         self.parts.par_iter_mut().enumerate().for_each(|(c, out)| {
             let mut acc = DMat3::ZERO;
-            for i in c * CHUNK..n.min((c + 1) * CHUNK) {
-                if s_of(i) == DMat3::ZERO {
+            let rows = c * CHUNK..n.min((c + 1) * CHUNK);
+            for (i, &fi) in rows.clone().zip(&filter[rows]) {
+                if fi == Filter::Fixed {
                     continue;
                 }
-                let mut t = dm(a.diag[i]) * s_of(i);
-                for k in p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize {
-                    t += dm(a.off[k]) * s_of(p.col[k] as usize);
+                let mut t = times_s(dm(a.diag[i]), i);
+                let (lo, hi) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
+                for (m, &j) in a.off[lo..hi].iter().zip(&p.col[lo..hi]) {
+                    t += times_s(dm(*m), j as usize);
                 }
-                for k in p.lower_ptr[i] as usize..p.lower_ptr[i + 1] as usize {
-                    t += dm(a.off[p.lower_slot[k] as usize]).transpose()
-                        * s_of(p.lower_col[k] as usize);
+                let (lo, hi) = (p.lower_ptr[i] as usize, p.lower_ptr[i + 1] as usize);
+                for (&slot, &j) in p.lower_slot[lo..hi].iter().zip(&p.lower_col[lo..hi]) {
+                    t += times_s(dm(a.off[slot as usize]).transpose(), j as usize);
                 }
-                acc += s_of(i) * t;
+                acc += match fi {
+                    Filter::Free => t,
+                    f => dm(Mat3A::from(f.matrix())) * t,
+                };
             }
             *out = acc;
         });
