@@ -38,6 +38,8 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         air_damping: s.air_damping,
         integrator: integrator(s.integrator),
         damping_projection: s.damping_projection,
+        kang_iterations: s.kang_iterations.unwrap_or(defaults.kang_iterations),
+        verlet_iterations: s.verlet_iterations.unwrap_or(defaults.verlet_iterations),
         ..defaults
     }
 }
@@ -48,6 +50,8 @@ fn integrator(name: IntegratorName) -> Integrator {
         IntegratorName::Bw => Integrator::BackwardEuler,
         IntegratorName::Bdf2 => Integrator::Bdf2,
         IntegratorName::Aimex => Integrator::Aimex,
+        IntegratorName::Kang => Integrator::Kang,
+        IntegratorName::Verlet => Integrator::Verlet,
     }
 }
 

@@ -116,9 +116,62 @@ fn unknown_integrator() {
     d.write(
         "scene.toml",
         scene_with_mesh("cloth.obj", None)
-            .replace("frame_end = 3", "frame_end = 3\nintegrator = \"verlet\""),
+            .replace("frame_end = 3", "frame_end = 3\nintegrator = \"rk4\""),
     );
-    expect_input_error(&d, &["scene.toml", "scene.integrator", "verlet", "bdf2"]);
+    expect_input_error(
+        &d,
+        &[
+            "scene.toml",
+            "scene.integrator",
+            "rk4",
+            "bdf2",
+            "kang",
+            "verlet",
+        ],
+    );
+}
+
+#[test]
+fn even_kang_iterations() {
+    let d = Dir::new();
+    d.write("cloth.obj", QUAD_OBJ);
+    d.write(
+        "scene.toml",
+        scene_with_mesh("cloth.obj", None).replace(
+            "frame_end = 3",
+            "frame_end = 3\nintegrator = \"kang\"\nkang_iterations = 2",
+        ),
+    );
+    expect_input_error(&d, &["scene.toml", "scene.kang_iterations", "odd"]);
+}
+
+#[test]
+fn kang_and_verlet_scenes_check_inspect_and_bake() {
+    for name in ["kang", "verlet"] {
+        let d = Dir::new();
+        d.write("cloth.obj", QUAD_OBJ);
+        d.write(
+            "scene.toml",
+            scene_with_mesh("cloth.obj", None).replace(
+                "frame_end = 3",
+                &format!("frame_end = 3\nintegrator = \"{name}\""),
+            ),
+        );
+        let c = d.ok(&["check", "scene.toml"]);
+        assert!(
+            c.stdout.contains(&format!("integrator {name}")),
+            "{}",
+            c.stdout
+        );
+        let i = d.ok(&["inspect", "--json", "scene.toml"]);
+        assert!(
+            i.stdout.contains(&format!("\"integrator\":\"{name}\"")),
+            "{}",
+            i.stdout
+        );
+        d.ok(&["bake", "scene.toml", "-o", "out"]);
+        assert!(!d.files_under("out").is_empty());
+    }
 }
 
 #[test]

@@ -169,6 +169,10 @@ pub enum IntegratorName {
     Bdf2,
     /// Adaptive implicit–explicit backward Euler (Boxerman 2003 §4.4).
     Aimex,
+    /// Kang 2003's approximate implicit integration (thesis ch. 4, eqs. 4.8–4.9).
+    Kang,
+    /// Explicit Verlet with constraint relaxation (Jakobsen 2001).
+    Verlet,
 }
 
 impl IntegratorName {
@@ -177,6 +181,8 @@ impl IntegratorName {
         match self {
             IntegratorName::Bw => "bw",
             IntegratorName::Bdf2 => "bdf2",
+            IntegratorName::Kang => "kang",
+            IntegratorName::Verlet => "verlet",
             IntegratorName::Aimex => "aimex",
         }
     }
@@ -245,8 +251,8 @@ pub struct Settings {
     /// viscosity". Default [`DEFAULT_AIR_DAMPING`].
     #[serde(default = "default_air_damping")]
     pub air_damping: f32,
-    /// Time integrator: `"bw"` (default), `"bdf2"` or `"aimex"`; any other value is rejected at
-    /// load.
+    /// Time integrator: `"bw"` (default), `"bdf2"`, `"aimex"`, `"kang"` or `"verlet"`; any other
+    /// value is rejected at load.
     #[serde(default)]
     pub integrator: IntegratorName,
     /// Projected air damping (Boxerman 2003 §3.3): `air_damping` acts only on the non-rigid part
@@ -254,6 +260,11 @@ pub struct Settings {
     /// Default false.
     #[serde(default)]
     pub damping_projection: bool,
+    /// Kang's updates per substep under `integrator = "kang"`: odd, >= 1 (Kang 2003 §4.2: small
+    /// even counts are unstable); default the solver's (1).
+    pub kang_iterations: Option<u32>,
+    /// Relaxation passes per substep under `integrator = "verlet"` (>= 1); default the solver's.
+    pub verlet_iterations: Option<u32>,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -285,6 +296,8 @@ impl Default for Settings {
             air_damping: default_air_damping(),
             integrator: IntegratorName::default(),
             damping_projection: false,
+            kang_iterations: None,
+            verlet_iterations: None,
         }
     }
 }
@@ -681,6 +694,16 @@ impl SceneFile {
         let mut garments = raw.garment;
         for (i, g) in garments.iter_mut().enumerate() {
             v.garment(i, g, material_presets)?;
+            if g.model == ModelName::Springs && raw.scene.integrator == IntegratorName::Verlet {
+                // Verlet relaxes edge lengths and applies the BW hinges' bending: a springs
+                // garment has neither its springs' stiffness nor its bend springs there.
+                return Err(v.err(
+                    format!("garment[{i}].model"),
+                    "\"springs\" does not work with scene.integrator = \"verlet\" (Verlet \
+                     treats edges as constraints and bends with the bw model's hinges); use \
+                     model = \"bw\" or another integrator",
+                ));
+            }
             g.mesh = folder.join(&g.mesh);
             if let Some(d) = &mut g.driver {
                 *d = folder.join(&*d);
@@ -812,6 +835,26 @@ impl Validator<'_> {
         }
         if let Some(j) = s.strain_jump {
             self.positive("scene.strain_jump", j)?;
+        }
+        if let Some(k) = s.kang_iterations {
+            if k % 2 == 0 {
+                return Err(self.err(
+                    "scene.kang_iterations",
+                    format!(
+                        "must be odd (Kang 2003 §4.2: small even counts are unstable), got {k}"
+                    ),
+                ));
+            }
+        }
+        if s.damping_projection && s.integrator == IntegratorName::Verlet {
+            return Err(self.err(
+                "scene.damping_projection",
+                "does not work with integrator = \"verlet\" (its air damping is an explicit \
+                 force of its own substep); use another integrator or leave it false",
+            ));
+        }
+        if s.verlet_iterations == Some(0) {
+            return Err(self.err("scene.verlet_iterations", "must be >= 1, got 0"));
         }
         if s.cg_max_iterations == Some(0) {
             return Err(self.err("scene.cg_max_iterations", "must be >= 1, got 0"));

@@ -236,10 +236,41 @@ fn integrator_is_parsed_and_unknown_names_are_rejected() {
     assert_eq!(s.settings.integrator.name(), "bdf2");
     let s = parse("[scene]\nintegrator = \"bw\"\n").unwrap();
     assert_eq!(s.settings.integrator, IntegratorName::Bw);
-    let e = parse("[scene]\nintegrator = \"verlet\"\n").unwrap_err();
+    for (name, v) in [
+        ("kang", IntegratorName::Kang),
+        ("verlet", IntegratorName::Verlet),
+    ] {
+        let s = parse(&format!("[scene]\nintegrator = \"{name}\"\n")).unwrap();
+        assert_eq!(s.settings.integrator, v);
+        assert_eq!(s.settings.integrator.name(), name);
+    }
+    let e = parse("[scene]\nintegrator = \"rk4\"\n").unwrap_err();
     assert!(e.starts_with("shots/scene.toml: scene.integrator"), "{e}");
-    assert!(e.contains("unknown variant `verlet`"), "{e}");
-    assert!(e.contains("`bw`") && e.contains("`bdf2`"), "{e}");
+    assert!(e.contains("unknown variant `rk4`"), "{e}");
+    assert!(
+        e.contains("`bw`") && e.contains("`bdf2`") && e.contains("`kang`"),
+        "{e}"
+    );
+    assert!(e.contains("`verlet`"), "{e}");
+}
+
+#[test]
+fn kang_iterations_must_be_odd_and_verlet_iterations_positive() {
+    let s = parse("[scene]\nintegrator = \"kang\"\nkang_iterations = 3\nverlet_iterations = 5\n")
+        .unwrap();
+    assert_eq!(s.settings.kang_iterations, Some(3));
+    assert_eq!(s.settings.verlet_iterations, Some(5));
+    let e = parse("[scene]\nkang_iterations = 2\n").unwrap_err();
+    assert!(
+        e.starts_with("shots/scene.toml: scene.kang_iterations"),
+        "{e}"
+    );
+    assert!(e.contains("must be odd"), "{e}");
+    let e = parse("[scene]\nverlet_iterations = 0\n").unwrap_err();
+    assert!(
+        e.starts_with("shots/scene.toml: scene.verlet_iterations"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -86,6 +86,12 @@ pub struct SimSettings {
     /// Newton iterations of the implicit stage per substep (default 1, as BW; 2..=8 experimental:
     /// see [`crate::step::newton`]).
     pub newton_iterations: u32,
+    /// Kang's updates per substep k under `integrator = kang` (odd, >= 1; Kang 2003 eq. 4.8–4.9,
+    /// default [`crate::integrator::kang::DEFAULT_ITERATIONS`]).
+    pub kang_iterations: u32,
+    /// Relaxation passes per substep under `integrator = verlet` (>= 1; default
+    /// [`crate::integrator::verlet::DEFAULT_ITERATIONS`]).
+    pub verlet_iterations: u32,
 }
 
 impl Default for SimSettings {
@@ -106,6 +112,8 @@ impl Default for SimSettings {
             integrator: Integrator::default(),
             damping_projection: false,
             newton_iterations: 1,
+            kang_iterations: crate::integrator::kang::DEFAULT_ITERATIONS,
+            verlet_iterations: crate::integrator::verlet::DEFAULT_ITERATIONS,
         }
     }
 }
@@ -137,14 +145,34 @@ impl SimSettings {
         if !(1..=8).contains(&self.newton_iterations) {
             return bad("newton_iterations", self.newton_iterations as f64, "1..=8");
         }
-        if self.newton_iterations > 1 && self.integrator == Integrator::Aimex {
-            // AIMEX's explicit elements are evaluated once at the substep's start: further Newton
-            // iterations of the implicit stage would re-linearise them too.
+        if self.newton_iterations > 1
+            && matches!(
+                self.integrator,
+                Integrator::Aimex | Integrator::Kang | Integrator::Verlet
+            )
+        {
+            // AIMEX's explicit elements are evaluated once at the substep's start (further Newton
+            // iterations would re-linearise them too); Kang approximates the one linear solve and
+            // Verlet has none.
             return bad(
                 "newton_iterations",
                 self.newton_iterations as f64,
-                "1 with integrator aimex",
+                "1 with integrator aimex, kang or verlet",
             );
+        }
+        if self.kang_iterations.is_multiple_of(2) {
+            return bad(
+                "kang_iterations",
+                self.kang_iterations as f64,
+                "odd: Kang 2003 §4.2, small even counts are unstable",
+            );
+        }
+        if self.damping_projection && self.integrator == Integrator::Verlet {
+            // Verlet applies air damping as an explicit force inside its own substep.
+            return bad("damping_projection", 1.0, "false with integrator verlet");
+        }
+        if self.verlet_iterations == 0 {
+            return bad("verlet_iterations", 0.0, ">= 1");
         }
         if self.cg_max_iterations == 0 {
             return bad("cg_max_iterations", 0.0, ">= 1");

@@ -8,7 +8,7 @@ use glam::Vec3;
 use crate::collide::{ContactDetector, MovingCollider, VertexContact};
 use crate::constraints::Constraints;
 use crate::error::ModelError;
-use crate::integrator::{Aimex, Assembly, ProjectedDamping, StepBase};
+use crate::integrator::{Aimex, Assembly, KangSolve, ProjectedDamping, StepBase, VerletScratch};
 use crate::linalg::Mpcg;
 use crate::model::Model;
 use crate::self_contact::SelfContact;
@@ -46,6 +46,10 @@ pub struct Workspace {
     pub(crate) projected: ProjectedDamping,
     /// Scratch of the extra Newton iterations ([`crate::SimSettings::newton_iterations`]).
     pub(crate) newton: crate::step::newton::NewtonScratch,
+    /// Kang's approximate solve (used by `integrator = "kang"` only; sized on first use).
+    pub(crate) kang: KangSolve,
+    /// Edge constraints and forces of the Verlet step (`integrator = "verlet"` only).
+    pub(crate) verlet: VerletScratch,
 }
 
 impl Workspace {
@@ -67,6 +71,8 @@ impl Workspace {
             aimex: Aimex::default(),
             projected: ProjectedDamping::default(),
             newton: Default::default(),
+            kang: KangSolve::new(),
+            verlet: VerletScratch::new(),
         })
     }
 }

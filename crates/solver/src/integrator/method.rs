@@ -43,24 +43,34 @@ pub enum Integrator {
     /// (A-stable, not L-stable; Volino & Magnenat-Thalmann's implicit midpoint, cited by
     /// Boxerman 2003 §4.2.2). Experimental.
     Midpoint,
+    /// Kang 2003's O(n) approximate implicit integration: backward Euler's system approximated
+    /// by an odd number of per-vertex block updates instead of solved ([`crate::integrator::kang`]).
+    Kang,
+    /// Explicit Verlet with constraint relaxation (Jakobsen 2001; [`crate::integrator::verlet`]).
+    Verlet,
 }
 
 impl Integrator {
     /// Every integrator with its scene-file name.
-    pub const ALL: [(&'static str, Integrator); 4] = [
+    pub const ALL: [(&'static str, Integrator); 6] = [
         ("bw", Integrator::BackwardEuler),
         ("bdf2", Integrator::Bdf2),
         ("aimex", Integrator::Aimex),
+        ("kang", Integrator::Kang),
+        ("verlet", Integrator::Verlet),
         ("midpoint", Integrator::Midpoint),
     ];
 
-    /// The scene-file name (`bw`, `bdf2`, `aimex`).
+    /// The scene-file name (`bw`, `bdf2`, `aimex`, `kang`, `verlet`; `midpoint` is experimental,
+    /// not accepted by scene files).
     pub fn name(self) -> &'static str {
         match self {
             Integrator::BackwardEuler => "bw",
             Integrator::Bdf2 => "bdf2",
             Integrator::Aimex => "aimex",
             Integrator::Midpoint => "midpoint",
+            Integrator::Kang => "kang",
+            Integrator::Verlet => "verlet",
         }
     }
 

@@ -5,10 +5,14 @@
 
 pub mod aimex;
 pub mod assembly;
+pub mod kang;
 pub mod method;
 pub mod projected_damping;
+pub mod verlet;
 
 pub use aimex::{Aimex, SplitCounts};
 pub use assembly::{Assembly, StepInputs};
+pub use kang::KangSolve;
 pub use method::{Integrator, StepBase};
 pub use projected_damping::ProjectedDamping;
+pub use verlet::VerletScratch;

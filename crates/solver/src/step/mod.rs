@@ -29,6 +29,7 @@ use std::time::Instant;
 
 use crate::collide::MovingCollider;
 use crate::error::SimError;
+use crate::integrator::Integrator;
 use crate::model::Model;
 use crate::report::{StageTimes, SubstepReport};
 use crate::sim::SimSettings;
@@ -69,6 +70,9 @@ pub(crate) fn substep(
     ws: &mut Workspace,
     sub: Substep,
 ) -> Result<SubstepReport, SimError> {
+    if settings.integrator == Integrator::Verlet {
+        return crate::integrator::verlet::substep(model, settings, state, ws, sub);
+    }
     let mut times = StageTimes::default();
     let mut lap = Lap(Instant::now());
     predict::run(state, ws, sub, settings.integrator);

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 
-use crate::integrator::Integrator;
 use crate::integrator::method::MIDPOINT_THETA;
+use crate::integrator::Integrator;
 use crate::linalg::{reduce, CgResult, CgSettings, Problem};
 use crate::model::Model;
 use crate::report::StageTimes;
@@ -49,6 +49,23 @@ pub(crate) fn run(
     ws: &mut Workspace,
     h: f32,
 ) -> Solved {
+    if settings.integrator == Integrator::Kang {
+        let clock = Instant::now();
+        let c = &ws.constraints;
+        let cg = ws.kang.solve(
+            &ws.assembly.matrix,
+            &ws.assembly.b,
+            &c.filter,
+            &c.z,
+            settings.kang_iterations,
+            &mut state.dv,
+        );
+        return Solved {
+            cg,
+            seconds: clock.elapsed().as_secs_f64(),
+            prepared: None,
+        };
+    }
     let cg_settings = CgSettings {
         tolerance: settings.cg_tolerance,
         max_iterations: settings.cg_max_iterations,
