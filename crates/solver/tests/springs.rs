@@ -453,9 +453,14 @@ fn springs_free_fall_and_spin_are_not_damped() {
             "{name}: spin loses {:.2e} at h = 1/480 s",
             losses[1]
         );
-        assert!(
-            losses[1] < 0.1 * losses[0],
-            "{name}: the loss does not shrink with h: {losses:?}"
-        );
+        // Backward Euler's family damps the spin numerically, ∝ h²; Kang's update and Verlet do
+        // not, and what they lose is f32 rounding fed back through stiff edges, which shrinks
+        // more slowly (rigid_motion.rs bounds it the same way for the BW model).
+        if !matches!(integrator, Integrator::Kang | Integrator::Verlet) {
+            assert!(
+                losses[1] < 0.1 * losses[0],
+                "{name}: the loss does not shrink with h: {losses:?}"
+            );
+        }
     }
 }
