@@ -1,11 +1,11 @@
-//! Per-iteration kernels of the linear solve on a real n×n cotton-sheet system (wrinkled, stretched 1 %,
-//! h = 1/120 s), timed in-process and alternately so a loaded machine affects all variants alike:
-//! the product s = A·p as a per-row gather (every off-diagonal block read twice; MPCG from 8192
-//! vertices before 4460414) and as row ranges
-//! of the one-pass product (`BlockMatrix::mul_rows`, as MPCG runs it from 8192 vertices) and as
-//! the serial one-pass product (below that), the block IC(0) factorization and its two sweeps,
-//! and whole MPCG iterations (30 per solve, the factorization included). Each figure is the best
-//! single pass of `rounds` (the least disturbed one on a shared machine).
+//! Per-iteration kernels of the linear solve on a real n×n cotton-sheet system (wrinkled,
+//! stretched 1 %, h = 1/120 s), timed in-process and alternately so a loaded machine affects all
+//! variants alike: the product s = A·p as a per-row gather (every off-diagonal block read twice;
+//! MPCG's parallel path before 4460414), as row ranges of the one-pass product
+//! (`BlockMatrix::mul_rows`, MPCG's parallel path from 8192 vertices now) and as the serial
+//! one-pass product (below 8192); the block IC(0) factorization and its two sweeps; whole MPCG
+//! iterations (30 per solve, the factorization included). Each figure is the best single pass of
+//! `rounds` (the least disturbed one on a shared machine).
 //!
 //! `cargo run --release -p clothbake-solver --example linalg_kernels -- 256 [rounds]`
 
