@@ -5,10 +5,9 @@ Bakes the sheet of `blender_compare.py` (1 m, 1 m above a 0.3 m sphere, cotton, 
 frame at 24 fps) at each `--sizes` resolution, self-collision off and on, with clothbake only, and
 prints one markdown row per (size, self-collision, binary): ms per frame (the bake report's
 per-frame wall seconds), µs per vertex-substep (attempted substeps), CG iterations per accepted
-substep, ns per vertex per CG iteration (linear-solve stage time over CG iterations of every
-attempted substep would need rejected ones too; the report counts accepted ones, so this is
-solve time / (vertices × accepted CG iterations), an upper bound), and each stage's share of the
-frame time. With `--before BIN` the two binaries alternate (before, after) per case, `--runs`
+substep, ns per vertex per CG iteration (linear-solve time / (vertices × CG iterations of the
+accepted substeps): an upper bound, since the report does not count rejected substeps' iterations),
+and each stage's share of the bake. With `--before BIN` the two binaries alternate (before, after) per case, `--runs`
 times, and the table shows the best (lowest wall) run of each plus the after/before ratio, and
 whether the runs wrote identical caches. The last line compares the per-vertex frame time of the
 largest size with the smallest (issue 14's target: within 1.25x with self-collision off).
