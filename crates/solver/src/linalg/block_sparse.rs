@@ -156,24 +156,53 @@ impl BlockMatrix {
     /// products to yᵢ and scatters the transposed products to the later rows yⱼ, so yᵢ is complete
     /// after row i; `finish(i, &mut yᵢ)` is then called, in row order. `y` is overwritten.
     #[inline]
-    pub fn mul_serial(
+    pub fn mul_serial(&self, x: &[Vec3A], y: &mut [Vec3A], finish: impl FnMut(usize, &mut Vec3A)) {
+        self.mul_rows(0, x, y, finish);
+    }
+
+    /// Rows `first..first + y.len()` of y = A·x, bit-identical to the same rows of
+    /// [`Self::mul_serial`], touching only that slice of y (so disjoint row ranges run in parallel
+    /// and the result does not depend on how they are spread over threads). The transposed products
+    /// from rows before `first` (a prefix of each row's ascending lower columns: only rows within the
+    /// bandwidth of `first` have any) are gathered first, in ascending source row, then the rows of
+    /// the range scatter theirs as in the serial pass: each yⱼ sums the same terms in the same order
+    /// as there. Each off-diagonal block is read about once (the per-row gather [`Self::row_mul_a`]
+    /// reads every block twice, the second time through the transposed index).
+    /// `finish(i, &mut yᵢ)` with the global row i, in row order.
+    #[inline]
+    pub fn mul_rows(
         &self,
+        first: usize,
         x: &[Vec3A],
         y: &mut [Vec3A],
         mut finish: impl FnMut(usize, &mut Vec3A),
     ) {
         let p = &self.pattern;
-        y.fill(Vec3A::ZERO);
-        for i in 0..x.len() {
+        let end = first + y.len();
+        for (l, yl) in y.iter_mut().enumerate() {
+            let j = first + l;
+            let mut acc = Vec3A::ZERO;
+            for k in p.lower_ptr[j] as usize..p.lower_ptr[j + 1] as usize {
+                let i = p.lower_col[k] as usize;
+                if i >= first {
+                    break;
+                }
+                acc += transpose_mul(&self.off[p.lower_slot[k] as usize], x[i]);
+            }
+            *yl = acc;
+        }
+        for i in first..end {
             let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
             let xi = x[i];
             let mut acc = self.diag[i] * xi;
             for (m, &j) in self.off[a..b].iter().zip(&p.col[a..b]) {
                 let j = j as usize;
                 acc += *m * x[j];
-                y[j] += transpose_mul(m, xi);
+                if j < end {
+                    y[j - first] += transpose_mul(m, xi);
+                }
             }
-            let yi = &mut y[i];
+            let yi = &mut y[i - first];
             *yi += acc;
             finish(i, yi);
         }
@@ -235,6 +264,18 @@ mod tests {
         a.mul_serial(&x, &mut y, |i, _| order.push(i));
         assert_eq!(order, (0..n).collect::<Vec<_>>());
         let xs: Vec<Vec3> = x.iter().map(|&v| v.into()).collect();
+        // Any split into row ranges gives the serial product's bits.
+        for split in [1, 3, 6] {
+            let mut z = vec![Vec3A::splat(-1.0); n];
+            let (lo, hi) = z.split_at_mut(split);
+            let mut rows = Vec::new();
+            a.mul_rows(split, &x, hi, |i, _| rows.push(i));
+            a.mul_rows(0, &x, lo, |i, _| rows.push(i));
+            assert_eq!(rows, (split..n).chain(0..split).collect::<Vec<_>>());
+            for (zi, yi) in z.iter().zip(&y) {
+                assert_eq!(zi.to_array(), yi.to_array());
+            }
+        }
         for (i, yi) in y.iter().enumerate() {
             let want: Vec3A = (0..n).map(|j| dense(i, j) * x[j]).sum();
             assert!((a.row_mul_a(i, &x) - want).length() < 1e-4);

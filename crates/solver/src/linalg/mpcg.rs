@@ -249,6 +249,11 @@ impl Factor {
     }
 }
 
+/// Rows per range of the parallel product s = A·p: a multiple of [`CHUNK`], small enough to
+/// balance two threads on a ~10k-vertex mesh, large against the bandwidth (the transposed products
+/// from rows before a range are gathered, the rest scattered; see [`BlockMatrix::mul_rows`]).
+const PRODUCT_ROWS: usize = 4 * CHUNK;
+
 /// One partition's slices of x, r, u and its chunks' partial sums.
 type PartitionSlices<'a> = (
     ((&'a mut [Vec3], &'a mut [Vec3A]), &'a mut [Vec3A]),
@@ -374,30 +379,28 @@ impl Mpcg {
             // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
             let p = &self.p;
             let parts = self.partials.prepare(n);
-            if parallel(n) {
-                self.s
-                    .par_chunks_mut(CHUNK)
-                    .zip(parts.par_iter_mut())
-                    .enumerate()
-                    .for_each(|(c, (sc, part))| {
-                        let mut acc = 0.0f64;
-                        for (l, s) in sc.iter_mut().enumerate() {
-                            let i = c * CHUNK + l;
-                            *s = filter[i].apply_a(a.row_mul_a(i, p));
-                            acc += p[i].as_dvec3().dot(s.as_dvec3());
-                        }
-                        *part = acc;
-                    });
-            } else {
+            // Row ranges of PRODUCT_ROWS, each a slice of the serial one-pass product (same bits
+            // whichever thread runs it, and the same as the serial pass).
+            let product = |(k, (sk, pk)): (usize, (&mut [Vec3A], &mut [f64]))| {
+                let first = k * PRODUCT_ROWS;
                 let mut acc = 0.0f64;
-                a.mul_serial(p, &mut self.s, |i, s| {
+                a.mul_rows(first, p, sk, |i, s| {
                     *s = filter[i].apply_a(*s);
                     acc += p[i].as_dvec3().dot(s.as_dvec3());
                     if (i + 1) % CHUNK == 0 || i + 1 == n {
-                        parts[i / CHUNK] = acc;
+                        pk[(i - first) / CHUNK] = acc;
                         acc = 0.0;
                     }
                 });
+            };
+            if parallel(n) {
+                self.s
+                    .par_chunks_mut(PRODUCT_ROWS)
+                    .zip(parts.par_chunks_mut(PRODUCT_ROWS / CHUNK))
+                    .enumerate()
+                    .for_each(product);
+            } else {
+                product((0, (&mut self.s, parts)));
             }
             let ps: f64 = parts.iter().sum();
             let alpha = (delta / ps) as f32;
