@@ -4,16 +4,14 @@
 //! restore of the start state. The strain jump is judged against the pins' driven motion
 //! ([`judge`]).
 //!
-//! What rejects substeps on the character samples (issue 14, measured 2026-11-25 with per-stage
-//! strains; `SubstepReport::solve_strain`, `projected_strain`): on dress-walk, of 119 strain-jump
-//! rejections the largest rise came from the projection out of the colliders in 50, from
-//! cloth–cloth collision in 65 and from the solve in 4; on the bpy skirt-walk 50 projection, 11
-//! solve; the thin skirt's are all "CG did not converge". None came from pins. Judging the solve
-//! alone against the driven motion (pins and contacts) and ignoring the corrections took the dress
-//! from 713 tries to 450 but raised the output frames' max edge strain from 0.19 to 0.53; a
-//! predictive size rule (next size from the last jump, growth ×1.5) and redoing a substep with
-//! contacts detected along the solve's motion changed the counts by −25 … +17 % with the strain
-//! up or down by as much, no net gain (BENCHMARKS.md, "Step-size controller").
+//! What rejects substeps on the character scenes (issue 14, measured 2026-11-25 with per-stage
+//! strains, now in `SubstepReport::solve_strain` and `projected_strain`): on dress-walk, of 119
+//! strain-jump rejections the largest rise came from the projection out of the colliders in 50,
+//! from cloth–cloth collision in 65 and from the solve in 4; on the bpy skirt-walk 50 projection,
+//! 11 solve; the thin skirt's are all "CG did not converge"; none came from pins. Not counting the
+//! collision corrections took the dress from 713 tries to 450 but raised the output frames' max
+//! edge strain from 0.19 to 0.53; a predictive size rule and redoing a substep with contacts found
+//! along the solve's motion gave no net gain (BENCHMARKS.md, "Step-size controller").
 
 use rayon::prelude::*;
 
