@@ -97,7 +97,8 @@ fn an_exploding_pinned_sheet_is_still_halved() {
         .filter(|s| s.rejected == Some("strain jump"))
         .count();
     assert!(jumps >= 3, "strain-jump rejections: {jumps} ({r:?})");
-    // Halved at least three times (measured: 4 rejections, down to 1/16 of the nominal substep; with the allowance s(x_pin) alone, none).
+    // Halved at least three times (measured: 4 rejections, down to 1/16 of the nominal substep;
+    // with the allowance s(x_pin) alone, none).
     assert!(r.min_h <= DT / 4.0 / 8.0, "min h {}", r.min_h);
     assert!(r.substeps > 4);
     assert!(sim.garment_positions(0).iter().all(|p| p.is_finite()));
