@@ -47,6 +47,8 @@ fn main() {
         gravity: Vec3::new(0.0, -9.81, 0.0),
         wind: None,
         air_damping: 0.0,
+        explicit_triangles: &[],
+        explicit_hinges: &[],
     };
     asm.assemble(&model, &inputs, &cons);
     let a = &asm.matrix;

@@ -53,6 +53,16 @@ pub struct SubstepReport {
     pub worst_triangle: u32,
     /// Largest strain at the start of the substep.
     pub start_strain: f32,
+    /// The substep's strain jump (dimensionless): the most a triangle's strain rose above the
+    /// start's largest strain and, at pins, above what the pins' motion imposes (what the adaptive
+    /// step compares with [`crate::SimSettings::strain_jump`]; `step/accept.rs`, `judge`).
+    pub strain_jump: f32,
+    /// Largest strain right after the linear solve, before friction, the projection out of the
+    /// colliders and cloth–cloth collision.
+    pub solve_strain: f32,
+    /// Largest strain after the projection out of the colliders, before cloth–cloth collision
+    /// (= `solve_strain` without colliders).
+    pub projected_strain: f32,
     /// Vertices constrained by collider contacts.
     pub contacts: u32,
     /// Smallest vertex–collider signed distance after projection (m); +inf without colliders.

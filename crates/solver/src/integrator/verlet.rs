@@ -170,7 +170,13 @@ pub(crate) fn substep(
     let iterations = integrate(model, settings, ws, h, pins, sub.s1, x, v)
         .map_err(|e| SimError::Input(e.to_string()))?;
     lap(&mut times.solve);
+    let solve_strain = accept::max_strain(model, &state.x);
     let mut min_distance = body_contact::release(model, state, ws, h)?;
+    let projected_strain = if ws.sub_colliders.is_empty() {
+        solve_strain
+    } else {
+        accept::max_strain(model, &state.x)
+    };
     lap(&mut times.collide);
     let (self_contacts, unresolved) = match self_collision::run(state, ws, h, &mut times) {
         Some(r) => {
@@ -188,20 +194,22 @@ pub(crate) fn substep(
         converged: !non_finite,
         non_finite,
     };
-    let (max_strain, worst_triangle, rejected) =
-        accept::judge(model, settings, state, &cg, start_strain);
+    let judged = accept::judge(model, settings, state, ws, h, &cg, start_strain, false);
     lap(&mut times.other);
     Ok(SubstepReport {
         h,
         cg,
-        max_strain,
-        worst_triangle,
+        max_strain: judged.max_strain,
+        worst_triangle: judged.worst_triangle,
         start_strain,
+        strain_jump: judged.jump,
+        solve_strain,
+        projected_strain,
         contacts: ws.contacts.len() as u32,
         min_collider_distance: min_distance,
         self_contacts,
         unresolved,
-        rejected,
+        rejected: judged.rejected,
         aimex: Default::default(),
         times,
     })

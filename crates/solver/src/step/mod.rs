@@ -106,9 +106,15 @@ pub(crate) fn substep(
         ws.projected
             .apply(model, filter, settings.air_damping, sub.h, hx, x, v);
     }
+    let solve_strain = accept::max_strain(model, &state.x);
     lap.lap(&mut times.other);
 
     let mut min_distance = body_contact::release(model, state, ws, sub.h)?;
+    let projected_strain = if ws.sub_colliders.is_empty() {
+        solve_strain
+    } else {
+        accept::max_strain(model, &state.x)
+    };
     lap.lap(&mut times.collide);
 
     let (self_contacts, unresolved) = match self_collision::run(state, ws, sub.h, &mut times) {
@@ -121,20 +127,22 @@ pub(crate) fn substep(
         None => (0, 0),
     };
 
-    let (max_strain, worst_triangle, rejected) =
-        accept::judge(model, settings, state, &cg, start_strain);
+    let judged = accept::judge(model, settings, state, ws, sub.h, &cg, start_strain, true);
     lap.lap(&mut times.other);
     Ok(SubstepReport {
         h: sub.h,
         cg,
-        max_strain,
-        worst_triangle,
+        max_strain: judged.max_strain,
+        worst_triangle: judged.worst_triangle,
         start_strain,
+        strain_jump: judged.jump,
+        solve_strain,
+        projected_strain,
         contacts: ws.constraints.active.len() as u32,
         min_collider_distance: min_distance,
         self_contacts,
         unresolved,
-        rejected,
+        rejected: judged.rejected,
         aimex: if settings.integrator == crate::integrator::Integrator::Aimex {
             ws.aimex.counts
         } else {
