@@ -2,9 +2,9 @@
 //! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
 //! targets of every garment as full-length arrays.
 
-use clothbake_io::{IntegratorName, LoadedScene, Shape};
+use clothbake_io::{IntegratorName, LoadedScene, PreconditionerName, Shape};
 use clothbake_solver::{
-    ColliderShape, Friction, GarmentDesc, Integrator, Material, Pin, RestShape,
+    ColliderShape, Friction, GarmentDesc, Integrator, Material, Pin, Preconditioner, RestShape,
     SelfCollisionParams, SimSettings, Wind,
 };
 use glam::{Vec2, Vec3};
@@ -36,6 +36,12 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         strain_jump: s.strain_jump.unwrap_or(defaults.strain_jump),
         strain_limit: s.strain_limit.unwrap_or(defaults.strain_limit),
         air_damping: s.air_damping,
+        preconditioner: match s.preconditioner {
+            None => defaults.preconditioner,
+            Some(PreconditionerName::Jacobi) => Preconditioner::BlockJacobi,
+            Some(PreconditionerName::Ic) => Preconditioner::IncompleteCholesky,
+            Some(PreconditionerName::Amg) => Preconditioner::Amg,
+        },
         integrator: match s.integrator {
             IntegratorName::Bw => Integrator::BackwardEuler,
             IntegratorName::Bdf2 => Integrator::Bdf2,

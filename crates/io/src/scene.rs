@@ -179,6 +179,31 @@ impl IntegratorName {
     }
 }
 
+/// `scene.preconditioner`: the MPCG preconditioner (`clothbake_solver::Preconditioner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum PreconditionerName {
+    /// Block Jacobi (Boxerman 2003 eq. 5.4).
+    #[serde(rename = "jacobi")]
+    Jacobi,
+    /// Block incomplete Cholesky IC(0) of the filtered matrix.
+    #[serde(rename = "ic")]
+    Ic,
+    /// Smoothed-aggregation algebraic multigrid V-cycle (Tamstorf, Jones & McCormick 2015).
+    #[serde(rename = "amg")]
+    Amg,
+}
+
+impl PreconditionerName {
+    /// The name as written in the scene file.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreconditionerName::Jacobi => "jacobi",
+            PreconditionerName::Ic => "ic",
+            PreconditionerName::Amg => "amg",
+        }
+    }
+}
+
 /// `[scene]`: timing, substeps, gravity, air damping, integrator and solver tolerances.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -223,6 +248,8 @@ pub struct Settings {
     /// Time integrator: `"bw"` (default) or `"bdf2"`; any other value is rejected at load.
     #[serde(default)]
     pub integrator: IntegratorName,
+    /// MPCG preconditioner: `"jacobi"`, `"ic"` or `"amg"`; `None`: the solver's default.
+    pub preconditioner: Option<PreconditionerName>,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -253,6 +280,7 @@ impl Default for Settings {
             strain_limit: None,
             air_damping: default_air_damping(),
             integrator: IntegratorName::default(),
+            preconditioner: None,
         }
     }
 }

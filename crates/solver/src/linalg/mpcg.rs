@@ -4,9 +4,10 @@
 //! right-hand side b̂ = S(b − A(I−S)z), and the constrained block-Jacobi preconditioner
 //! P = S·C + (I−S) (eq. 5.4, C = the 3×3 diagonal blocks of A).
 
+use super::amg::Amg;
 use super::block_sparse::BlockMatrix;
 use super::incomplete_cholesky::{IncompleteCholesky, PARTITION};
-use super::reduce::{for_each_indexed, parallel, Partials, CHUNK};
+use super::reduce::{dot, for_each_indexed, parallel, Partials, CHUNK};
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
@@ -102,6 +103,11 @@ pub enum Preconditioner {
     /// cloth (BENCHMARKS.md).
     #[default]
     IncompleteCholesky,
+    /// Smoothed-aggregation algebraic multigrid V-cycle on S·A·S + (I − S) ([`Amg`]; Tamstorf,
+    /// Jones & McCormick 2015): a hierarchy refilled per solve (rebuilt only when its aggregates
+    /// change) and about four products with A per iteration, for iteration counts that grow slowly
+    /// with the vertex count and hardly with triangle shape (BENCHMARKS.md).
+    Amg,
 }
 
 /// Stopping rule: filtered residual below `tolerance` relative to the larger of the filtered
@@ -150,6 +156,7 @@ struct Factor {
     /// Block Jacobi: (S C + (I − S))⁻¹ per vertex.
     pinv: Vec<Mat3A>,
     ic: IncompleteCholesky,
+    amg: Amg,
 }
 
 impl Factor {
@@ -182,6 +189,7 @@ impl Factor {
                     }
                 }
             }
+            Preconditioner::Amg => self.amg.build(a, filter),
         }
     }
 
@@ -210,6 +218,14 @@ impl Factor {
                 }
             }
             Preconditioner::IncompleteCholesky => self.ic.forward_partition(k, rhs, u, dots),
+            // The V-cycle is global: here only r is produced (into u); the caller then applies
+            // it to the whole r ([`Factor::delta`], the end of an iteration in [`Mpcg::solve`]).
+            Preconditioner::Amg => {
+                for (l, u) in u.iter_mut().enumerate() {
+                    *u = rhs(l);
+                }
+                dots.fill(0.0);
+            }
         }
     }
 
@@ -218,7 +234,7 @@ impl Factor {
     #[inline]
     fn backward(&self, k: usize, uh: &mut [Vec3A], mut each: impl FnMut(usize, Vec3A)) {
         match self.kind {
-            Preconditioner::BlockJacobi => {
+            Preconditioner::BlockJacobi | Preconditioner::Amg => {
                 for (l, h) in uh.iter().enumerate() {
                     each(l, *h);
                 }
@@ -228,7 +244,11 @@ impl Factor {
     }
 
     /// δ = rᵀ·P⁻¹·r (f64, fixed order), leaving the forward half of P⁻¹·r in `u`.
-    fn delta(&self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
+    fn delta(&mut self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
+        if self.kind == Preconditioner::Amg {
+            self.amg.apply(r, u);
+            return dot(r, u, partials);
+        }
         let parts = partials.prepare(r.len());
         let job = |(k, (uk, dk)): (usize, (&mut [Vec3A], &mut [f64]))| {
             let rk = &r[k * PARTITION..];
@@ -441,7 +461,12 @@ impl Mpcg {
                     .for_each(update);
             }
             let old = delta;
-            delta = parts.iter().sum();
+            delta = if self.factor.kind == Preconditioner::Amg {
+                self.factor.amg.apply(&self.r, &mut self.h);
+                dot(&self.r, &self.h, &mut self.partials)
+            } else {
+                parts.iter().sum()
+            };
             beta = Some((delta / old) as f32);
             it += 1;
         }
@@ -507,6 +532,7 @@ mod tests {
         for preconditioner in [
             Preconditioner::BlockJacobi,
             Preconditioner::IncompleteCholesky,
+            Preconditioner::Amg,
         ] {
             solves_filtered_spd_system_with(preconditioner);
         }
@@ -634,6 +660,7 @@ mod tests {
         for preconditioner in [
             Preconditioner::BlockJacobi,
             Preconditioner::IncompleteCholesky,
+            Preconditioner::Amg,
         ] {
             warm_start_with(preconditioner);
         }
@@ -682,5 +709,70 @@ mod tests {
         );
         assert!(first.iterations > 3);
         assert_eq!(second.iterations, 0);
+    }
+}
+
+#[cfg(test)]
+mod amg_iterations {
+    use super::super::amg::tests::membrane;
+    use super::*;
+
+    fn iterations(nx: usize, ny: usize, dx: f32, dy: f32, pc: Preconditioner) -> u32 {
+        let (a, filter) = membrane(nx, ny, dx, dy);
+        let n = nx * ny;
+        let mass: Vec<f32> = a.diag.iter().map(|_| 0.15 * dx * dy).collect();
+        let b: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.3, -1.0, 0.5 + (i % 7) as f32 * 0.1) * mass[i])
+            .collect();
+        let z = vec![Vec3::ZERO; n];
+        let mut x = vec![Vec3::ZERO; n];
+        let res = Mpcg::new().solve(
+            &Problem {
+                a: &a,
+                b: &b,
+                filter: &filter,
+                z: &z,
+                mass: &mass,
+            },
+            &mut x,
+            CgSettings {
+                tolerance: 3e-4,
+                max_iterations: 2000,
+                velocity_floor: 0.0,
+                preconditioner: pc,
+            },
+        );
+        assert!(res.converged, "{res:?}");
+        res.iterations
+    }
+
+    #[test]
+    #[ignore]
+    fn explore() {
+        for pc in [Preconditioner::IncompleteCholesky, Preconditioner::Amg] {
+            for (nx, ny, dx, dy) in [
+                (32, 32, 1.0 / 31.0, 1.0 / 31.0),
+                (64, 64, 1.0 / 63.0, 1.0 / 63.0),
+                (128, 128, 1.0 / 127.0, 1.0 / 127.0),
+                (32, 256, 1.0 / 31.0, 0.125 / 255.0 * 8.0 / 20.0),
+                (20, 400, 1.0 / 19.0, 1.0 / 19.0 / 20.0),
+            ] {
+                let t = std::time::Instant::now();
+                let it = iterations(nx, ny, dx, dy, pc);
+                let el = t.elapsed();
+                let (a, f) = membrane(nx, ny, dx, dy);
+                let mut amg = Amg::new();
+                amg.build(&a, &f);
+                let t = std::time::Instant::now();
+                amg.build(&a, &f);
+                println!(
+                    "{pc:?} {nx}x{ny} aspect {:.1}: {it} it, {el:?}; levels {:?} {:?} refill {:?}",
+                    dx / dy,
+                    amg.level_sizes(),
+                    amg.level_blocks(),
+                    t.elapsed()
+                );
+            }
+        }
     }
 }
