@@ -38,15 +38,22 @@
 use super::block_sparse::{transpose_mul, BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};
 use super::mpcg::Filter;
-use super::reduce::for_each_indexed;
+use super::reduce::{dot, for_each_indexed, Partials};
 use glam::{Mat3A, Vec3A};
 
-/// Strength threshold θ₀ of the fine level (Vaněk et al. §3: 0.08, halved on each coarser level).
-const THETA: f32 = 0.08;
+/// Strength threshold θ on the weight graph ([`Level::aggregate`]): on a regular mesh every edge
+/// is strong; across a thin triangle (1/20² the weight of its short edges) the long edges are not.
+const THETA: f32 = 0.1;
 /// Largest level solved by the dense Cholesky factor (vertices; 3× that unknowns).
 pub const DENSE_MAX: usize = 48;
 /// Most levels (the last one is solved directly or, if larger than [`DENSE_MAX`], by block Jacobi).
 const MAX_LEVELS: usize = 12;
+/// Power-iteration steps of the spectral radius estimate of D⁻¹A, and the margin on it.
+const POWER_STEPS: usize = 10;
+const POWER_MARGIN: f32 = 1.2;
+/// Regularization of the coarse rotation blocks, relative to the translation block's mean
+/// diagonal.
+const ROTATION_FLOOR: f32 = 1e-3;
 /// Not aggregated (no strong coupling: e.g. a fixed vertex, whose filtered row is the identity).
 const NONE: u32 = u32::MAX;
 
@@ -58,11 +65,25 @@ struct Level {
     d_inv: Vec<Mat3A>,
     /// Smoother and prolongator-smoother weight 4/(3 ρ̂).
     omega: f32,
-    /// Tentative prolongator block of each row (S_i on the fine level, I below).
-    tent: Vec<Mat3A>,
+    /// Rows per node: 1 on the fine level (a vertex), 2 below (translation row 2b, rotation row
+    /// 2b + 1 of node b).
+    k: usize,
+    /// Position of each row's node (m): the vertex, or the centre of the aggregate it stands for.
+    pos: Vec<Vec3A>,
+    /// Length ℓ (m) scaling this level's rotation unknowns φ = θ·ℓ (θ in rad).
+    scale: f32,
+    /// Tentative prolongator blocks of each row: onto its aggregate's translation and rotation.
+    tent_t: Vec<Mat3A>,
+    tent_r: Vec<Mat3A>,
+    /// Aggregate centres (scratch).
+    centers: Vec<Vec3A>,
+    members: Vec<u32>,
     /// Per upper slot: a strong coupling (aggregation and the prolongator smoother use only these).
     strong: Vec<bool>,
-    /// Aggregate of each row ([`NONE`] if not aggregated), and the count.
+    /// Per upper slot: the static coupling weight strength is measured on: 1/|x̄_i − x̄_j|² over
+    /// the rest shape on the fine level (0 for weak couplings), summed over aggregates below.
+    weight: Vec<f32>,
+    /// Aggregate of each node ([`NONE`] if not aggregated), and the count.
     agg: Vec<u32>,
     coarse_rows: usize,
     /// P by rows: `p_ptr[i]..p_ptr[i+1]`, coarse columns ascending.
@@ -83,8 +104,10 @@ struct Level {
     rhs: Vec<Vec3A>,
     sol: Vec<Vec3A>,
     tmp: Vec<Vec3A>,
-    /// Per-row Gershgorin bounds (scratch).
+    /// Per-row Gershgorin bounds and inverse Cholesky factors of the diagonal blocks (scratch).
     bound: Vec<f32>,
+    l_inv: Vec<Mat3A>,
+    partials: Partials,
 }
 
 /// Dense f64 Cholesky factor of the coarsest level (lower triangle, row-major), or block Jacobi.
@@ -102,11 +125,9 @@ struct Coarsest {
 pub struct Amg {
     levels: Vec<Level>,
     coarsest: Coarsest,
-    /// Aggregation scratch.
-    agg_new: Vec<u32>,
-    strong_new: Vec<bool>,
+    /// Symbolic scratch.
     marker: Vec<u32>,
-    /// Symbolic rebuilds (one per level whose aggregates changed) since creation.
+    /// Structure (aggregates, patterns) builds since creation: one per matrix pattern.
     pub rebuilds: u64,
 }
 
@@ -128,16 +149,34 @@ fn for_row(a: &BlockMatrix, i: usize, mut f: impl FnMut(usize, Mat3A, usize)) {
     }
 }
 
-/// Frobenius norm squared of a block.
-#[inline]
-fn norm2(m: &Mat3A) -> f32 {
-    m.x_axis.length_squared() + m.y_axis.length_squared() + m.z_axis.length_squared()
-}
-
 /// Row-wise absolute sums of a block (as a vector: one entry per row).
 #[inline]
 fn abs_row_sums(m: &Mat3A) -> Vec3A {
     m.x_axis.abs() + m.y_axis.abs() + m.z_axis.abs()
+}
+
+/// L⁻¹ for the Cholesky factor L·Lᵀ = d of an SPD 3×3 block (identity if d is not SPD).
+#[inline]
+fn chol_inv(d: Mat3A) -> Mat3A {
+    let (a00, a10, a20) = (d.x_axis.x, d.x_axis.y, d.x_axis.z);
+    let (a11, a21, a22) = (d.y_axis.y, d.y_axis.z, d.z_axis.z);
+    let l00 = a00.sqrt();
+    let l10 = a10 / l00;
+    let l20 = a20 / l00;
+    let l11 = (a11 - l10 * l10).sqrt();
+    let l21 = (a21 - l20 * l10) / l11;
+    let l22 = (a22 - l20 * l20 - l21 * l21).sqrt();
+    let l = Mat3A::from_cols(
+        Vec3A::new(l00, l10, l20),
+        Vec3A::new(0.0, l11, l21),
+        Vec3A::new(0.0, 0.0, l22),
+    );
+    let inv = l.inverse();
+    if inv.is_finite() {
+        inv
+    } else {
+        Mat3A::IDENTITY
+    }
 }
 
 /// r − A·x into `out`, row-parallel.
@@ -157,8 +196,11 @@ impl Level {
             v.resize(n, Vec3A::ZERO);
         }
         self.d_inv.resize(n, Mat3A::IDENTITY);
-        self.tent.resize(n, Mat3A::IDENTITY);
+        self.tent_t.resize(n, Mat3A::IDENTITY);
+        self.tent_r.resize(n, Mat3A::ZERO);
+        self.pos.resize(n, Vec3A::ZERO);
         self.bound.resize(n, 0.0);
+        self.l_inv.resize(n, Mat3A::IDENTITY);
         let p = &self.a.pattern;
         self.slot_row.clear();
         for i in 0..n {
@@ -179,14 +221,28 @@ impl Level {
                 Mat3A::IDENTITY
             };
         });
-        let d_inv = &self.d_inv;
+        // ρ(D⁻¹A) = ρ(L⁻¹·A·L⁻ᵀ), D = L·Lᵀ block by block: Gershgorin on the symmetrically
+        // scaled matrix (unit diagonal blocks), far tighter than on D⁻¹A when the diagonal blocks
+        // are anisotropic (stiff in the cloth's plane, soft across it).
+        for_each_indexed(&mut self.l_inv, |i, li| *li = chol_inv(a.diag[i]));
+        let l_inv = &self.l_inv;
         for_each_indexed(&mut self.bound, |i, b| {
             let mut sum = Vec3A::ZERO;
-            for_row(a, i, |_, m, _| sum += abs_row_sums(&(d_inv[i] * m)));
+            for_row(a, i, |j, m, _| {
+                sum += abs_row_sums(&(l_inv[i] * m * l_inv[j].transpose()))
+            });
             *b = sum.max_element();
         });
         // max is order-independent: the same bits at any thread count.
-        let rho = self.bound.iter().fold(0.0f32, |m, &b| m.max(b));
+        let mut rho = self.bound.iter().fold(0.0f32, |m, &b| m.max(b));
+        // Power iteration on D⁻¹A (a few steps from a fixed pseudo-random start, norms in fixed
+        // order): it approaches ρ from below, so the weight uses the smaller of the Gershgorin
+        // bound and the estimate with a margin, which keeps ω·ρ < 2 unless the estimate is below
+        // ρ/1.8 (ω = 4/(3ρ̂)).
+        let est = self.power_estimate();
+        if est.is_finite() && est > 0.0 {
+            rho = rho.min(POWER_MARGIN * est);
+        }
         self.omega = if rho.is_finite() && rho > 0.0 {
             4.0 / (3.0 * rho)
         } else {
@@ -194,110 +250,152 @@ impl Level {
         };
     }
 
-    /// Strength of connection into `strong` (per upper slot) and the aggregation (Vaněk et al. §3)
-    /// into `agg`; returns the aggregate count. Aggregation is serial and in row order:
-    /// deterministic.
-    fn aggregate(&self, theta: f32, strong: &mut Vec<bool>, agg: &mut Vec<u32>) -> usize {
-        let a = &self.a;
-        let n = self.rows();
-        let p = &a.pattern;
-        strong.resize(a.off.len(), false);
-        let (slot_row, diag) = (&self.slot_row, &a.diag);
-        for_each_indexed(strong, |s, st| {
-            let (i, j) = (slot_row[s] as usize, p.col[s] as usize);
-            let dd = (norm2(&diag[i]) * norm2(&diag[j])).sqrt();
-            *st = !p.weak[s] && norm2(&a.off[s]) >= theta * theta * dd;
+    /// ‖(D⁻¹A)^k v‖ / ‖(D⁻¹A)^(k−1) v‖ after [`POWER_STEPS`] steps from a fixed pseudo-random v.
+    fn power_estimate(&mut self) -> f32 {
+        let (a, d_inv) = (&self.a, &self.d_inv);
+        let (v, w) = (&mut self.sol, &mut self.tmp);
+        for_each_indexed(v, |i, v| {
+            let h = (i as u32).wrapping_mul(0x9e37_79b9) ^ 0x85eb_ca6b;
+            let f = |s: u32| (h.rotate_left(s) >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
+            *v = Vec3A::new(f(0), f(11), f(22));
         });
+        let mut est = 0.0;
+        for _ in 0..POWER_STEPS {
+            let vv = dot(v, v, &mut self.partials);
+            {
+                let v = &*v;
+                for_each_indexed(w, |i, w| *w = d_inv[i] * a.row_mul_a(i, v));
+            }
+            let ww = dot(w, w, &mut self.partials);
+            if !(ww > 0.0 && vv > 0.0) {
+                return 0.0;
+            }
+            est = (ww / vv).sqrt() as f32;
+            let scale = (1.0 / ww.sqrt()) as f32;
+            let w = &*w;
+            for_each_indexed(v, |i, v| *v = w[i] * scale);
+        }
+        est
+    }
+
+    /// Strength of connection into `strong` (per upper slot) and the aggregation of the nodes
+    /// (Vaněk et al. §3) into `agg`; returns the aggregate count. Strength comes from the static
+    /// [`Level::weight`] graph, not from the matrix values, so the hierarchy's structure is a
+    /// function of the pattern and the rest shape alone (built once; a value-based strength flips
+    /// at its threshold from one substep to the next and would rebuild it every solve): nodes b, c
+    /// are strongly coupled if w_bc ≥ θ·(max_d w_bd · max_d w_cd)^½; a node's own
+    /// translation–rotation coupling always counts. Serial and in node order: deterministic.
+    fn aggregate(&mut self, theta: f32) -> usize {
+        let a = &self.a;
+        let k = self.k;
+        let nodes = self.rows() / k;
+        let p = &a.pattern;
+        let w = &self.weight;
+        let mut wmax = vec![0.0f32; nodes];
+        for (s, &ws) in w.iter().enumerate() {
+            let (i, j) = (self.slot_row[s] as usize, p.col[s] as usize);
+            wmax[i / k] = wmax[i / k].max(ws);
+            wmax[j / k] = wmax[j / k].max(ws);
+        }
+        let mut strong = std::mem::take(&mut self.strong);
+        strong.clear();
+        strong.extend((0..w.len()).map(|s| {
+            let (i, j) = (self.slot_row[s] as usize, p.col[s] as usize);
+            let (ni, nj) = (i / k, j / k);
+            ni == nj || (w[s] > 0.0 && w[s] >= theta * (wmax[ni] * wmax[nj]).sqrt())
+        }));
+        let mut agg = std::mem::take(&mut self.agg);
         agg.clear();
-        agg.resize(n, NONE);
-        let strong = &*strong;
-        let strong = |_i: usize, _j: usize, _m: &Mat3A, s: usize| s != DIAG && strong[s];
+        agg.resize(nodes, NONE);
+        let strong_ref = &strong;
+        // Strong neighbours c of node b, with the coupling weight.
+        let neighbours = |b: usize, f: &mut dyn FnMut(usize, f32)| {
+            for_row(a, k * b, |j, _, s| {
+                if s != DIAG && j % k == 0 && j / k != b && strong_ref[s] {
+                    f(j / k, w[s])
+                }
+            })
+        };
         let mut count = 0u32;
         // Pass 1: a root whose strong neighbours are all free takes them.
-        for i in 0..n {
-            if agg[i] != NONE {
+        for b in 0..nodes {
+            if agg[b] != NONE {
                 continue;
             }
             let (mut any, mut free) = (false, true);
-            for_row(a, i, |j, m, w| {
-                if strong(i, j, &m, w) {
-                    any = true;
-                    free &= agg[j] == NONE;
-                }
+            neighbours(b, &mut |c, _| {
+                any = true;
+                free &= agg[c] == NONE;
             });
             if any && free {
-                agg[i] = count;
-                for_row(a, i, |j, m, w| {
-                    if strong(i, j, &m, w) {
-                        agg[j] = count;
-                    }
-                });
+                agg[b] = count;
+                neighbours(b, &mut |c, _| agg[c] = count);
                 count += 1;
             }
         }
-        // Pass 2: leftovers join the aggregate of their strongest neighbour's aggregate (one of
-        // pass 1's; in row order).
-        let pass1 = count;
-        for i in 0..n {
-            if agg[i] != NONE {
+        // Pass 2: leftovers join their strongest aggregated neighbour's aggregate (in node order).
+        for b in 0..nodes {
+            if agg[b] != NONE {
                 continue;
             }
             let (mut best, mut best_norm) = (NONE, 0.0f32);
-            for_row(a, i, |j, m, w| {
-                if strong(i, j, &m, w) && agg[j] != NONE && agg[j] < pass1 {
-                    let s = norm2(&m);
-                    if s > best_norm {
-                        (best, best_norm) = (agg[j], s);
-                    }
+            neighbours(b, &mut |c, wc| {
+                if agg[c] != NONE && wc > best_norm {
+                    (best, best_norm) = (agg[c], wc);
                 }
             });
-            agg[i] = best;
+            agg[b] = best;
         }
         // Pass 3: what is left with strong neighbours forms aggregates with its free neighbours.
-        for i in 0..n {
-            if agg[i] != NONE {
+        for b in 0..nodes {
+            if agg[b] != NONE {
                 continue;
             }
             let mut any = false;
-            for_row(a, i, |j, m, w| any |= strong(i, j, &m, w));
+            neighbours(b, &mut |_, _| any = true);
             if !any {
                 continue;
             }
-            agg[i] = count;
-            for_row(a, i, |j, m, w| {
-                if strong(i, j, &m, w) && agg[j] == NONE {
-                    agg[j] = count;
+            agg[b] = count;
+            neighbours(b, &mut |c, _| {
+                if agg[c] == NONE {
+                    agg[c] = count;
                 }
             });
             count += 1;
         }
+        self.strong = strong;
+        self.agg = agg;
         count as usize
     }
 
-    /// Patterns of P (over the strong couplings), Pᵀ, Q = A·P and the coarse matrix from `agg`;
-    /// returns the coarse matrix.
-    fn symbolic(&mut self, coarse_rows: usize, marker: &mut Vec<u32>) -> BlockMatrix {
+    /// Patterns of P (over the strong couplings; two coarse rows per aggregate: translation 2A,
+    /// rotation 2A + 1), Pᵀ, Q = A·P and the coarse matrix from `agg`; returns the coarse matrix.
+    fn symbolic(&mut self, aggregates: usize, marker: &mut Vec<u32>) -> (BlockMatrix, Vec<f32>) {
         let a = &self.a;
         let n = self.rows();
+        let coarse_rows = 2 * aggregates;
         marker.clear();
         marker.resize(coarse_rows, NONE);
-        // P: aggregates of i and of its non-weak neighbours.
         self.p_ptr.clear();
         self.p_col.clear();
         self.p_ptr.push(0);
         for i in 0..n {
             let start = self.p_col.len();
             for_row(a, i, |j, _, s| {
-                let c = self.agg[j];
+                let c = self.agg[j / self.k];
                 if (s == DIAG || self.strong[s]) && c != NONE && marker[c as usize] != i as u32 {
                     marker[c as usize] = i as u32;
-                    self.p_col.push(c);
+                    self.p_col.push(2 * c);
+                    self.p_col.push(2 * c + 1);
                 }
             });
             self.p_col[start..].sort_unstable();
             self.p_ptr.push(self.p_col.len() as u32);
         }
         self.p_val.resize(self.p_col.len(), Mat3A::ZERO);
+        marker.clear();
+        marker.resize(coarse_rows, NONE);
         // Pᵀ by counting sort (fine rows ascending within each coarse row).
         self.pt_ptr.clear();
         self.pt_ptr.resize(coarse_rows + 1, 0);
@@ -353,29 +451,57 @@ impl Level {
                 }
             }
         }
-        BlockMatrix::new(BlockPattern::from_pairs(coarse_rows, &pairs))
+        let coarse = BlockMatrix::new(BlockPattern::from_pairs(coarse_rows, &pairs));
+        // Coarse weights: the fine weights between two aggregates, summed (on all four blocks
+        // of the node pair); fine couplings counted once, by their translation block.
+        let mut weight = vec![0.0f32; coarse.off.len()];
+        let (k, p) = (self.k, &self.a.pattern);
+        for (s, &ws) in self.weight.iter().enumerate() {
+            let (i, j) = (self.slot_row[s] as usize, p.col[s] as usize);
+            if i % k != 0 || j % k != 0 {
+                continue;
+            }
+            let (ca, cb) = (self.agg[i / k], self.agg[j / k]);
+            if ca == NONE || cb == NONE || ca == cb {
+                continue;
+            }
+            let (lo, hi) = (ca.min(cb), ca.max(cb));
+            for (r, c) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                if let Some(t) = coarse.pattern.slot(2 * lo + r, 2 * hi + c) {
+                    weight[t] += ws;
+                }
+            }
+        }
+        (coarse, weight)
     }
 
     /// P, Q and the coarse matrix's values from the current values (patterns from `symbolic`).
     fn numeric(&mut self, coarse: &mut BlockMatrix) {
         let a = &self.a;
         let n = self.rows();
-        let (omega, d_inv, tent, agg) = (self.omega, &self.d_inv, &self.tent, &self.agg);
-        // P_i,agg(j) += [i = j] T_i − ω D_i⁻¹ A_ij T_j over i and its strong neighbours.
+        let (omega, d_inv, agg) = (self.omega, &self.d_inv, &self.agg);
+        // P_i,c += [i = j] T_ic − ω D_i⁻¹ A_ij T_jc over i and its strong neighbours j, c the
+        // translation and rotation columns of j's aggregate.
         for i in 0..n {
             let (lo, hi) = (self.p_ptr[i] as usize, self.p_ptr[i + 1] as usize);
             let (cols, vals) = (&self.p_col[lo..hi], &mut self.p_val[lo..hi]);
             vals.fill(Mat3A::ZERO);
             let wd = d_inv[i] * -omega;
-            if agg[i] != NONE {
-                let k = cols.binary_search(&agg[i]).unwrap_or(0);
-                vals[k] += tent[i];
+            let (tt, tr, k) = (&self.tent_t, &self.tent_r, self.k);
+            let ai = agg[i / k];
+            if ai != NONE {
+                let c = cols.binary_search(&(2 * ai)).unwrap_or(0);
+                vals[c] += tt[i];
+                vals[c + 1] += tr[i];
             }
             let strong = &self.strong;
             for_row(a, i, |j, m, s| {
-                if (s == DIAG || strong[s]) && agg[j] != NONE {
-                    let k = cols.binary_search(&agg[j]).unwrap_or(0);
-                    vals[k] += wd * (m * tent[j]);
+                let aj = agg[j / k];
+                if (s == DIAG || strong[s]) && aj != NONE {
+                    let c = cols.binary_search(&(2 * aj)).unwrap_or(0);
+                    let wm = wd * m;
+                    vals[c] += wm * tt[j];
+                    vals[c + 1] += wm * tr[j];
                 }
             });
         }
@@ -417,6 +543,91 @@ impl Level {
             // Symmetrize the diagonal block (rounding).
             coarse.diag[c] = (diag + diag.transpose()) * 0.5;
         }
+        // A rotation about the line of a collinear aggregate (or any rotation of a one-vertex
+        // aggregate) moves nothing: its coarse row is zero. A small multiple of the translation
+        // stiffness keeps the coarse matrix SPD.
+        for c in (1..coarse.diag.len()).step_by(2) {
+            let t = coarse.diag[c - 1];
+            let eps = ROTATION_FLOOR * (t.x_axis.x + t.y_axis.y + t.z_axis.z) / 3.0;
+            coarse.diag[c] += Mat3A::from_diagonal(glam::Vec3::splat(eps.max(f32::MIN_POSITIVE)));
+        }
+    }
+
+    /// Tentative prolongator of the rigid-body modes (translations t and rotations φ = θ·ℓ of
+    /// each aggregate about its centre c_A), the next level's node positions and its scale ℓ.
+    /// A fine row (vertex at x): S·[I, −[x − c_A]×/ℓ]; a coarse translation row of node b (centre
+    /// c_b): [I, −[c_b − c_A]×/ℓ]; a coarse rotation row: [0, (ℓ_b/ℓ) I]: the coarse nodes
+    /// reproduce every rigid motion of their aggregate exactly (Vaněk et al. §2, Tamstorf et al. §4).
+    fn tentative(
+        &mut self,
+        aggregates: usize,
+        filter: Option<&[Filter]>,
+        next_pos: &mut [Vec3A],
+    ) -> f32 {
+        let k = self.k;
+        let nodes = self.rows() / k;
+        self.centers.clear();
+        self.centers.resize(aggregates, Vec3A::ZERO);
+        self.members.clear();
+        self.members.resize(aggregates, 0);
+        for b in 0..nodes {
+            let c = self.agg[b];
+            if c != NONE {
+                self.centers[c as usize] += self.pos[k * b];
+                self.members[c as usize] += 1;
+            }
+        }
+        for (c, &m) in self.centers.iter_mut().zip(&self.members) {
+            *c /= m.max(1) as f32;
+        }
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        for b in 0..nodes {
+            let c = self.agg[b];
+            if c != NONE {
+                sum += (self.pos[k * b] - self.centers[c as usize]).length_squared() as f64;
+                count += 1;
+            }
+        }
+        let ell = if sum > 0.0 {
+            (sum / count as f64).sqrt() as f32
+        } else {
+            1.0
+        };
+        let (centers, pos, agg, own) = (&self.centers, &self.pos, &self.agg, self.scale);
+        let cross = |d: Vec3A| -> Mat3A {
+            // −[d]×: the displacement θ × d of a rotation θ about the centre, per unit θ.
+            Mat3A::from_cols(
+                Vec3A::new(0.0, d.z, -d.y),
+                Vec3A::new(-d.z, 0.0, d.x),
+                Vec3A::new(d.y, -d.x, 0.0),
+            ) * (-1.0 / ell)
+        };
+        let rows = self.rows();
+        let tent_r = &mut self.tent_r;
+        for i in 0..rows {
+            let c = agg[i / k];
+            if c == NONE {
+                self.tent_t[i] = Mat3A::ZERO;
+                tent_r[i] = Mat3A::ZERO;
+                continue;
+            }
+            let d = pos[i] - centers[c as usize];
+            if k == 1 {
+                let sm = filter.map_or(Mat3A::IDENTITY, |f| Mat3A::from(f[i].matrix()));
+                self.tent_t[i] = sm;
+                tent_r[i] = sm * cross(d);
+            } else if i % 2 == 0 {
+                self.tent_t[i] = Mat3A::IDENTITY;
+                tent_r[i] = cross(d);
+            } else {
+                self.tent_t[i] = Mat3A::ZERO;
+                tent_r[i] = Mat3A::from_diagonal(glam::Vec3::splat(own / ell));
+            }
+        }
+        for (i, p) in next_pos.iter_mut().enumerate() {
+            *p = centers[i / 2];
+        }
+        ell
     }
 }
 
@@ -526,17 +737,69 @@ impl Amg {
         self.levels.iter().map(|l| l.a.off.len()).collect()
     }
 
-    /// Builds (or refills) the hierarchy for Ã = S·A·S + (I − S).
-    pub fn build(&mut self, a: &BlockMatrix, filter: &[Filter]) {
-        if self.levels.is_empty() {
-            self.levels.push(Level::default());
+    /// Builds the hierarchy's structure for `a`'s pattern and the rest shape `rest` (m):
+    /// aggregates, patterns, scratch. Once per pattern.
+    fn setup(&mut self, a: &BlockMatrix, rest: &[glam::Vec3]) {
+        self.levels.clear();
+        let mut l0 = Level {
+            a: BlockMatrix::new(a.pattern.clone()),
+            k: 1,
+            scale: 1.0,
+            ..Default::default()
+        };
+        l0.size_scratch();
+        let p = &a.pattern;
+        l0.weight = (0..p.col.len())
+            .map(|s| {
+                let (i, j) = (l0.slot_row[s] as usize, p.col[s] as usize);
+                let d2 = (rest[i] - rest[j]).length_squared();
+                if p.weak[s] {
+                    0.0
+                } else {
+                    1.0 / d2.max(1e-12)
+                }
+            })
+            .collect();
+        self.levels.push(l0);
+        self.rebuilds += 1;
+        loop {
+            let l = self.levels.len() - 1;
+            let level = &mut self.levels[l];
+            let (n, nodes) = (level.rows(), level.rows() / level.k);
+            if n <= DENSE_MAX || l + 1 == MAX_LEVELS {
+                break;
+            }
+            let count = level.aggregate(THETA);
+            // Stop where aggregation no longer coarsens (e.g. everything fixed or decoupled).
+            if count == 0 || count * 10 > nodes * 9 {
+                level.agg.clear();
+                level.strong.clear();
+                break;
+            }
+            level.coarse_rows = 2 * count;
+            let (coarse, weight) = level.symbolic(count, &mut self.marker);
+            let mut next = Level {
+                a: coarse,
+                k: 2,
+                weight,
+                ..Default::default()
+            };
+            next.size_scratch();
+            self.levels.push(next);
         }
-        if self.levels[0].a.pattern != a.pattern {
-            self.levels.truncate(1);
-            let l0 = &mut self.levels[0];
-            l0.a = BlockMatrix::new(a.pattern.clone());
-            l0.agg.clear();
-            l0.size_scratch();
+    }
+
+    /// Builds (or refills) the hierarchy for Ã = S·A·S + (I − S), with the rigid-body modes about
+    /// the current vertex positions `x` (m) and the structure from the rest shape `rest` (m).
+    pub fn build(
+        &mut self,
+        a: &BlockMatrix,
+        filter: &[Filter],
+        x: &[glam::Vec3],
+        rest: &[glam::Vec3],
+    ) {
+        if self.levels.is_empty() || self.levels[0].a.pattern != a.pattern {
+            self.setup(a, rest);
         }
         {
             let l0 = &mut self.levels[0];
@@ -552,51 +815,19 @@ impl Amg {
                     filter[col[s] as usize],
                 )
             });
-            for_each_indexed(&mut l0.tent, |i, t| *t = Mat3A::from(filter[i].matrix()));
+            for_each_indexed(&mut l0.pos, |i, p| *p = x[i].into());
         }
-        let mut theta = THETA;
-        let mut l = 0;
-        loop {
+        for l in 0..self.levels.len() {
             self.levels[l].smoother();
-            let n = self.levels[l].rows();
-            let last = n <= DENSE_MAX || l + 1 == MAX_LEVELS;
-            let count = if last {
-                0
-            } else {
-                self.levels[l].aggregate(theta, &mut self.strong_new, &mut self.agg_new)
-            };
-            // Stop where aggregation no longer coarsens (e.g. everything fixed or decoupled).
-            if last || count == 0 || count * 10 > n * 9 {
-                self.levels.truncate(l + 1);
-                self.levels[l].agg.clear();
-                self.levels[l].strong.clear();
+            if l + 1 == self.levels.len() {
                 self.coarsest.factor(&self.levels[l].a);
-                return;
-            }
-            let level = &self.levels[l];
-            if level.agg != self.agg_new
-                || level.strong != self.strong_new
-                || self.levels.len() == l + 1
-                || level.coarse_rows != count
-            {
-                let level = &mut self.levels[l];
-                std::mem::swap(&mut level.agg, &mut self.agg_new);
-                std::mem::swap(&mut level.strong, &mut self.strong_new);
-                level.coarse_rows = count;
-                let coarse = level.symbolic(count, &mut self.marker);
-                self.rebuilds += 1;
-                self.levels.truncate(l + 1);
-                let mut next = Level {
-                    a: coarse,
-                    ..Default::default()
-                };
-                next.size_scratch();
-                self.levels.push(next);
+                break;
             }
             let (fine, rest) = self.levels.split_at_mut(l + 1);
+            let filter = (l == 0).then_some(filter);
+            let count = fine[l].coarse_rows / 2;
+            rest[0].scale = fine[l].tentative(count, filter, &mut rest[0].pos);
             fine[l].numeric(&mut rest[0].a);
-            theta *= 0.5;
-            l += 1;
         }
     }
 
@@ -660,8 +891,13 @@ pub(crate) mod tests {
     /// Membrane stiffness of a triangulated n×m grid with cell size (dx, dy): every edge a spring
     /// block k·(e eᵀ/|e|²)·(area of its triangles)/|e|² plus a small isotropic part (shear, bending
     /// proxy), plus a mass term; stiff like cloth at h = 1/120 s. Returns A and the filter (the
-    /// first row fixed).
-    pub(crate) fn membrane(nx: usize, ny: usize, dx: f32, dy: f32) -> (BlockMatrix, Vec<Filter>) {
+    /// first row fixed) and the positions.
+    pub(crate) fn membrane(
+        nx: usize,
+        ny: usize,
+        dx: f32,
+        dy: f32,
+    ) -> (BlockMatrix, Vec<Filter>, Vec<Vec3>) {
         let id = |x: usize, y: usize| (y * nx + x) as u32;
         let pos = |i: u32| {
             let (x, y) = (i as usize % nx, i as usize / nx);
@@ -705,7 +941,7 @@ pub(crate) mod tests {
         let filter = (0..n)
             .map(|i| if i < nx { Filter::Fixed } else { Filter::Free })
             .collect();
-        (a, filter)
+        (a, filter, (0..n as u32).map(pos).collect())
     }
 
     fn rand_vec(n: usize, seed: u64) -> Vec<Vec3A> {
@@ -734,9 +970,9 @@ pub(crate) mod tests {
     /// filtered vectors, with a real hierarchy (several levels, dense coarsest).
     #[test]
     fn v_cycle_is_symmetric_positive() {
-        let (a, filter) = membrane(40, 30, 0.02, 0.02);
+        let (a, filter, x) = membrane(40, 30, 0.02, 0.02);
         let mut amg = Amg::new();
-        amg.build(&a, &filter);
+        amg.build(&a, &filter, &x, &x);
         let sizes = amg.level_sizes();
         assert!(sizes.len() >= 3, "{sizes:?}");
         assert_eq!(sizes[0], 1200);
@@ -761,9 +997,9 @@ pub(crate) mod tests {
     /// Refilling the same values reuses the hierarchy: no symbolic rebuild, identical output.
     #[test]
     fn rebuild_with_same_values_reuses_the_hierarchy() {
-        let (a, filter) = membrane(30, 30, 0.02, 0.02);
+        let (a, filter, x) = membrane(30, 30, 0.02, 0.02);
         let mut amg = Amg::new();
-        amg.build(&a, &filter);
+        amg.build(&a, &filter, &x, &x);
         let first = amg.rebuilds;
         let r: Vec<Vec3A> = rand_vec(900, 5)
             .iter()
@@ -772,7 +1008,7 @@ pub(crate) mod tests {
             .collect();
         let mut z1 = vec![Vec3A::ZERO; 900];
         amg.apply(&r, &mut z1);
-        amg.build(&a, &filter);
+        amg.build(&a, &filter, &x, &x);
         assert_eq!(amg.rebuilds, first);
         let mut z2 = vec![Vec3A::ZERO; 900];
         amg.apply(&r, &mut z2);

@@ -132,6 +132,10 @@ pub struct Problem<'a> {
     pub z: &'a [Vec3],
     /// Per-vertex mass (kg), scaling the reference impulse of [`CgSettings::velocity_floor`].
     pub mass: &'a [f32],
+    /// Vertex positions (m): the rigid-body modes of [`Preconditioner::Amg`] (others ignore them).
+    pub positions: &'a [Vec3],
+    /// Rest positions (m): the static structure of [`Preconditioner::Amg`]'s hierarchy.
+    pub rest: &'a [Vec3],
 }
 
 /// Outcome of one solve.
@@ -160,7 +164,14 @@ struct Factor {
 }
 
 impl Factor {
-    fn build(&mut self, kind: Preconditioner, a: &BlockMatrix, filter: &[Filter]) {
+    fn build(
+        &mut self,
+        kind: Preconditioner,
+        a: &BlockMatrix,
+        filter: &[Filter],
+        positions: &[Vec3],
+        rest: &[Vec3],
+    ) {
         self.kind = kind;
         match kind {
             Preconditioner::BlockJacobi => {
@@ -189,7 +200,7 @@ impl Factor {
                     }
                 }
             }
-            Preconditioner::Amg => self.amg.build(a, filter),
+            Preconditioner::Amg => self.amg.build(a, filter, positions, rest),
         }
     }
 
@@ -309,12 +320,15 @@ impl Mpcg {
             filter,
             z,
             mass,
+            positions,
+            rest,
         } = *problem;
         let n = b.len();
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
             v.resize(n, Vec3A::ZERO);
         }
-        self.factor.build(settings.preconditioner, a, filter);
+        self.factor
+            .build(settings.preconditioner, a, filter, positions, rest);
         // Warm start: x = S x_prev + (I − S) z.
         for_each_indexed(x, |i, x| *x = filter[i].combine(*x, z[i]));
         // b̂ = S(b − A(I − S)z) in r, δ_b = b̂ᵀP⁻¹b̂.
@@ -503,6 +517,13 @@ mod tests {
         }
     }
 
+    /// Positions along a line (the AMG's rigid modes; the random systems have no geometry).
+    pub(super) fn line(n: usize) -> Vec<Vec3> {
+        (0..n)
+            .map(|i| Vec3::new(i as f32 * 0.01, 0.0, 0.0))
+            .collect()
+    }
+
     /// Random SPD system on a ring-plus-chords graph: A = M + Σ_edges [K −K; −K K], K = RᵀR + 0.1 I.
     fn system(n: usize, rng: &mut Rng) -> BlockMatrix {
         let pairs: Vec<[u32; 2]> = (0..n as u32)
@@ -560,6 +581,8 @@ mod tests {
                 filter: &filter,
                 z: &z,
                 mass: &vec![1.0; n],
+                positions: &line(n),
+                rest: &line(n),
             },
             &mut x,
             CgSettings {
@@ -633,6 +656,8 @@ mod tests {
                         filter: &filter,
                         z: &z,
                         mass: &mass,
+                        positions: &line(n),
+                        rest: &line(n),
                     },
                     &mut x,
                     CgSettings {
@@ -682,6 +707,8 @@ mod tests {
                 filter: &filter,
                 z: &z,
                 mass: &vec![1.0; n],
+                positions: &line(n),
+                rest: &line(n),
             },
             &mut x,
             CgSettings {
@@ -698,6 +725,8 @@ mod tests {
                 filter: &filter,
                 z: &z,
                 mass: &vec![1.0; n],
+                positions: &line(n),
+                rest: &line(n),
             },
             &mut x,
             CgSettings {
@@ -718,7 +747,7 @@ mod amg_iterations {
     use super::*;
 
     fn iterations(nx: usize, ny: usize, dx: f32, dy: f32, pc: Preconditioner) -> u32 {
-        let (a, filter) = membrane(nx, ny, dx, dy);
+        let (a, filter, positions) = membrane(nx, ny, dx, dy);
         let n = nx * ny;
         let mass: Vec<f32> = a.diag.iter().map(|_| 0.15 * dx * dy).collect();
         let b: Vec<Vec3> = (0..n)
@@ -733,6 +762,8 @@ mod amg_iterations {
                 filter: &filter,
                 z: &z,
                 mass: &mass,
+                positions: &positions,
+                rest: &positions,
             },
             &mut x,
             CgSettings {
@@ -760,11 +791,29 @@ mod amg_iterations {
                 let t = std::time::Instant::now();
                 let it = iterations(nx, ny, dx, dy, pc);
                 let el = t.elapsed();
-                let (a, f) = membrane(nx, ny, dx, dy);
+                let (a, f, p) = membrane(nx, ny, dx, dy);
                 let mut amg = Amg::new();
-                amg.build(&a, &f);
+                amg.build(&a, &f, &p, &p);
                 let t = std::time::Instant::now();
-                amg.build(&a, &f);
+                amg.build(&a, &f, &p, &p);
+                let r: Vec<Vec3A> = (0..a.diag.len())
+                    .map(|i| Vec3A::splat(i as f32 % 3.0))
+                    .collect();
+                let mut z = r.clone();
+                let t2 = std::time::Instant::now();
+                for _ in 0..10 {
+                    amg.apply(&r, &mut z);
+                }
+                let mut y = r.clone();
+                let t3 = std::time::Instant::now();
+                for _ in 0..10 {
+                    a.mul_serial(&r, &mut y, |_, _| {});
+                }
+                println!(
+                    "apply {:?} matvec {:?}",
+                    t2.elapsed() / 10,
+                    t3.elapsed() / 10
+                );
                 println!(
                     "{pc:?} {nx}x{ny} aspect {:.1}: {it} it, {el:?}; levels {:?} {:?} refill {:?}",
                     dx / dy,

@@ -57,6 +57,8 @@ pub(crate) fn run(
         filter: &ws.constraints.filter,
         z: &ws.constraints.z,
         mass: &model.mass,
+        positions: &state.x,
+        rest: &model.rest_positions,
     };
     let (mpcg, dv) = (&mut ws.cg, &mut state.dv);
     let mut solve = move || {
