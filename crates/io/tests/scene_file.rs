@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use clothbake_io::{ColliderSpec, Follow, Format, IntegratorName, SceneFile, Shape, Space, Up};
+use clothbake_io::{
+    ColliderSpec, Follow, Format, IntegratorName, PreconditionerName, SceneFile, Shape, Space, Up,
+};
 use glam::Vec3;
 
 const PRESETS: &[&str] = &["cotton", "silk", "denim"];
@@ -240,6 +242,30 @@ fn integrator_is_parsed_and_unknown_names_are_rejected() {
     assert!(e.starts_with("shots/scene.toml: scene.integrator"), "{e}");
     assert!(e.contains("unknown variant `verlet`"), "{e}");
     assert!(e.contains("`bw`") && e.contains("`bdf2`"), "{e}");
+}
+
+#[test]
+fn preconditioner_is_parsed_and_unknown_names_are_rejected() {
+    assert_eq!(parse("").unwrap().settings.preconditioner, None);
+    for (text, want) in [
+        ("amg", PreconditionerName::Amg),
+        ("ic", PreconditionerName::Ic),
+        ("jacobi", PreconditionerName::Jacobi),
+    ] {
+        let s = parse(&format!("[scene]\npreconditioner = \"{text}\"\n")).unwrap();
+        assert_eq!(s.settings.preconditioner, Some(want));
+        assert_eq!(want.name(), text);
+    }
+    let e = parse("[scene]\npreconditioner = \"multigrid\"\n").unwrap_err();
+    assert!(
+        e.starts_with("shots/scene.toml: scene.preconditioner"),
+        "{e}"
+    );
+    assert!(e.contains("unknown variant `multigrid`"), "{e}");
+    assert!(
+        e.contains("`amg`") && e.contains("`ic`") && e.contains("`jacobi`"),
+        "{e}"
+    );
 }
 
 #[test]
