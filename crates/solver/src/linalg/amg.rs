@@ -1023,7 +1023,10 @@ pub(crate) mod tests {
         for m in b.off.iter_mut().step_by(3) {
             *m *= 0.5;
         }
-        let moved: Vec<Vec3> = x.iter().map(|p| *p + Vec3::new(0.0, 0.0, p.x * p.y)).collect();
+        let moved: Vec<Vec3> = x
+            .iter()
+            .map(|p| *p + Vec3::new(0.0, 0.0, p.x * p.y))
+            .collect();
         amg.build(&b, &filter, &moved, &x);
         assert_eq!(amg.rebuilds, first);
         amg.apply(&r, &mut z1);
