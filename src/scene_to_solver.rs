@@ -2,10 +2,10 @@
 //! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
 //! targets of every garment as full-length arrays.
 
-use clothbake_io::{IntegratorName, LoadedScene, ModelName, Shape};
+use clothbake_io::{IntegratorName, LoadedScene, ModelName, PreconditionerName, Shape};
 use clothbake_solver::{
-    ColliderShape, ForceModel, Friction, GarmentDesc, Integrator, Material, Pin, RestShape,
-    SelfCollisionParams, SimSettings, Wind,
+    ColliderShape, ForceModel, Friction, GarmentDesc, Integrator, Material, Pin, Preconditioner,
+    RestShape, SelfCollisionParams, SimSettings, Wind,
 };
 use glam::{Vec2, Vec3};
 
@@ -40,6 +40,12 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         damping_projection: s.damping_projection,
         kang_iterations: s.kang_iterations.unwrap_or(defaults.kang_iterations),
         verlet_iterations: s.verlet_iterations.unwrap_or(defaults.verlet_iterations),
+        preconditioner: match s.preconditioner {
+            None => defaults.preconditioner,
+            Some(PreconditionerName::Jacobi) => Preconditioner::BlockJacobi,
+            Some(PreconditionerName::Ic) => Preconditioner::IncompleteCholesky,
+            Some(PreconditionerName::Amg) => Preconditioner::Amg,
+        },
         ..defaults
     }
 }

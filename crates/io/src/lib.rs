@@ -60,8 +60,8 @@ pub use pins::Pins;
 pub use preroll::Preroll;
 pub use scene::{
     AnimationRef, ColliderSpec, DriverSpace, Follow, Format, GarmentSpec, IntegratorName,
-    ModelName, OutputSpec, PinSpec, PrerollFrom, ProxyMode, RestShape, SceneFile, Settings, Shape,
-    Space, TransformKey, Up, WindSpec, DEFAULT_AIR_DAMPING,
+    ModelName, OutputSpec, PinSpec, PreconditionerName, PrerollFrom, ProxyMode, RestShape,
+    SceneFile, Settings, Shape, Space, TransformKey, Up, WindSpec, DEFAULT_AIR_DAMPING,
 };
 pub use stale_temp::remove_stale_temp_files;
 pub use transform_keys::KeyedTransform;

@@ -210,6 +210,31 @@ impl ModelName {
     }
 }
 
+/// `scene.preconditioner`: the MPCG preconditioner (`clothbake_solver::Preconditioner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum PreconditionerName {
+    /// Block Jacobi (Boxerman 2003 eq. 5.4).
+    #[serde(rename = "jacobi")]
+    Jacobi,
+    /// Block incomplete Cholesky IC(0) of the filtered matrix.
+    #[serde(rename = "ic")]
+    Ic,
+    /// Smoothed-aggregation algebraic multigrid V-cycle (Tamstorf, Jones & McCormick 2015).
+    #[serde(rename = "amg")]
+    Amg,
+}
+
+impl PreconditionerName {
+    /// The name as written in the scene file.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreconditionerName::Jacobi => "jacobi",
+            PreconditionerName::Ic => "ic",
+            PreconditionerName::Amg => "amg",
+        }
+    }
+}
+
 /// `[scene]`: timing, substeps, gravity, air damping, integrator and solver tolerances.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -265,6 +290,8 @@ pub struct Settings {
     pub kang_iterations: Option<u32>,
     /// Relaxation passes per substep under `integrator = "verlet"` (>= 1); default the solver's.
     pub verlet_iterations: Option<u32>,
+    /// MPCG preconditioner: `"jacobi"`, `"ic"` or `"amg"`; `None`: the solver's default.
+    pub preconditioner: Option<PreconditionerName>,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -298,6 +325,7 @@ impl Default for Settings {
             damping_projection: false,
             kang_iterations: None,
             verlet_iterations: None,
+            preconditioner: None,
         }
     }
 }

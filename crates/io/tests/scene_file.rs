@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use clothbake_io::{ColliderSpec, Follow, Format, IntegratorName, SceneFile, Shape, Space, Up};
+use clothbake_io::{
+    ColliderSpec, Follow, Format, IntegratorName, PreconditionerName, SceneFile, Shape, Space, Up,
+};
 use glam::Vec3;
 
 const PRESETS: &[&str] = &["cotton", "silk", "denim"];
@@ -269,6 +271,30 @@ fn kang_iterations_must_be_odd_and_verlet_iterations_positive() {
     let e = parse("[scene]\nverlet_iterations = 0\n").unwrap_err();
     assert!(
         e.starts_with("shots/scene.toml: scene.verlet_iterations"),
+        "{e}"
+    );
+}
+
+#[test]
+fn preconditioner_is_parsed_and_unknown_names_are_rejected() {
+    assert_eq!(parse("").unwrap().settings.preconditioner, None);
+    for (text, want) in [
+        ("amg", PreconditionerName::Amg),
+        ("ic", PreconditionerName::Ic),
+        ("jacobi", PreconditionerName::Jacobi),
+    ] {
+        let s = parse(&format!("[scene]\npreconditioner = \"{text}\"\n")).unwrap();
+        assert_eq!(s.settings.preconditioner, Some(want));
+        assert_eq!(want.name(), text);
+    }
+    let e = parse("[scene]\npreconditioner = \"multigrid\"\n").unwrap_err();
+    assert!(
+        e.starts_with("shots/scene.toml: scene.preconditioner"),
+        "{e}"
+    );
+    assert!(e.contains("unknown variant `multigrid`"), "{e}");
+    assert!(
+        e.contains("`amg`") && e.contains("`ic`") && e.contains("`jacobi`"),
         "{e}"
     );
 }

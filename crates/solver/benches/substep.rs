@@ -208,7 +208,7 @@ fn changes_table() {
         cg_max_iterations: 2000,
         ..Default::default()
     });
-    let variants: [(&str, Preconditioner, f32, f32); 5] = [
+    let variants: [(&str, Preconditioner, f32, f32); 6] = [
         (
             "block Jacobi, strain jump 0.1, tol 1e-4 (before)",
             Preconditioner::BlockJacobi,
@@ -238,6 +238,12 @@ fn changes_table() {
             Preconditioner::IncompleteCholesky,
             0.03,
             1e-3,
+        ),
+        (
+            "SA-AMG V-cycle, strain jump 0.03, tol 3e-4",
+            Preconditioner::Amg,
+            0.03,
+            3e-4,
         ),
     ];
     println!(

@@ -121,6 +121,8 @@ fn main() {
                 filter: &filter,
                 z: &z,
                 mass: &model.mass,
+                positions: &x0,
+                rest: &model.rest_positions,
             },
             &mut x,
             CgSettings {

@@ -79,7 +79,7 @@ struct PartitionValues {
 
 /// The filtered block S_i·A_ij·S_j.
 #[inline]
-fn filtered(m: Mat3A, si: Filter, sj: Filter) -> Mat3A {
+pub(crate) fn filtered(m: Mat3A, si: Filter, sj: Filter) -> Mat3A {
     match (si, sj) {
         (Filter::Free, Filter::Free) => m,
         (Filter::Fixed, _) | (_, Filter::Fixed) => Mat3A::ZERO,
@@ -89,7 +89,7 @@ fn filtered(m: Mat3A, si: Filter, sj: Filter) -> Mat3A {
 
 /// The filtered diagonal block S·A_ii·S + (I − S).
 #[inline]
-fn filtered_diag(m: Mat3A, s: Filter) -> Mat3A {
+pub(crate) fn filtered_diag(m: Mat3A, s: Filter) -> Mat3A {
     match s {
         Filter::Free => m,
         Filter::Fixed => Mat3A::IDENTITY,

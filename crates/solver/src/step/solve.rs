@@ -88,6 +88,8 @@ pub(crate) fn run(
         filter,
         z,
         mass: &model.mass,
+        positions: &state.x,
+        rest: &model.rest_positions,
     };
     let (mpcg, dv) = (&mut ws.cg, &mut state.dv);
     let mut solve = move || {
