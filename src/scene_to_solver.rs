@@ -266,11 +266,14 @@ mod tests {
         );
     }
 
-    /// Every scene integrator name maps onto the solver's integrator of the same name, and the
-    /// projection default is the solver's.
+    /// Every scene integrator name maps onto the solver's integrator of the same name (all but the
+    /// experimental midpoint), and the projection default is the solver's.
     #[test]
     fn scene_integrators_are_the_solvers() {
         for (name, integrator) in Integrator::ALL {
+            if integrator == Integrator::Midpoint {
+                continue; // the accuracy harness's experiment, not offered in scene files
+            }
             let file: clothbake_io::Settings =
                 toml::from_str(&format!("integrator = \"{name}\"")).unwrap();
             assert_eq!(file.integrator.name(), name);

@@ -2,7 +2,7 @@
 //! An integrator is available as soon as [`Integrator::from_name`] knows its scene-file name (no
 //! change here); a model when [`model`] maps its name (one line: `"springs" => Some(|g| …)`).
 
-use clothbake_solver::{GarmentDesc, Integrator};
+use clothbake_solver::{ForceModel, GarmentDesc, Integrator};
 
 /// Scene-file names of the cloth models (`[[garment]] model = …`), in table order.
 pub const MODELS: [&str; 2] = ["bw", "springs"];
@@ -15,11 +15,20 @@ pub type ModelFn = fn(&mut GarmentDesc);
 /// Baraff & Witkin's triangle model: the garment as built.
 fn bw(_: &mut GarmentDesc) {}
 
+/// The mass-spring model, its spring constants mapped from the material (docs/scene-format.md,
+/// "The springs model"; on this square grid Kang's material maps to his 0.03/l₀ structural and
+/// diagonal springs, setup.rs).
+fn springs(g: &mut GarmentDesc) {
+    g.model = ForceModel::Springs {
+        spring_stiffness: None,
+    };
+}
+
 /// What selects the model `name` on a garment, if this build has it.
 pub fn model(name: &str) -> Option<ModelFn> {
     match name {
         "bw" => Some(bw),
-        // "springs" => Some(|g| g.model = ClothModel::Springs),
+        "springs" => Some(springs),
         _ => None,
     }
 }

@@ -194,7 +194,7 @@ pub(crate) fn substep(
         converged: !non_finite,
         non_finite,
     };
-    let judged = accept::judge(model, settings, state, ws, h, &cg, start_strain, false);
+    let judged = accept::judge(model, settings, state, ws, h, &cg, start_strain);
     lap(&mut times.other);
     Ok(SubstepReport {
         h,

@@ -49,8 +49,8 @@ use crate::workspace::Workspace;
 /// of 0.23) and the collision corrections (projection out of the colliders, cloth–cloth
 /// collision; most of the dress-walk sample's rejections) from stretching the cloth: halving
 /// the step does reduce the strain those put into it (BENCHMARKS.md, "Step-size controller"), so
-/// contact-constrained vertices are not part of x_pin. `pin_allowance` false (Verlet, which has no
-/// implicit pin terms z, y: it puts the pins on their targets itself) judges by the earlier rule.
+/// contact-constrained vertices are not part of x_pin. Verlet (no implicit pin terms z, y: it puts
+/// the pins on their targets itself) is judged by the earlier rule.
 pub(crate) fn judge(
     model: &Model,
     settings: &SimSettings,
@@ -59,7 +59,6 @@ pub(crate) fn judge(
     h: f32,
     cg: &CgResult,
     start_max: f32,
-    pin_allowance: bool,
 ) -> Judgement {
     let (bx, bv, bh) = ws.base.pick(&ws.start.x, &ws.start.v, h);
     let (c, pinned) = (&ws.constraints, &model.hard_pinned);
@@ -72,7 +71,8 @@ pub(crate) fn judge(
             bx[i] + bh * bv[i]
         }
     };
-    let any_pin = pin_allowance && !model.pins.is_empty();
+    // Verlet has no implicit pin terms (z, y): it puts the pins on their targets itself.
+    let any_pin = settings.integrator != Integrator::Verlet && !model.pins.is_empty();
     let x1 = &state.x;
     let (max, driven) = (0..model.triangles.len())
         .into_par_iter()

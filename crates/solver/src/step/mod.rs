@@ -127,7 +127,7 @@ pub(crate) fn substep(
         None => (0, 0),
     };
 
-    let judged = accept::judge(model, settings, state, ws, sub.h, &cg, start_strain, true);
+    let judged = accept::judge(model, settings, state, ws, sub.h, &cg, start_strain);
     lap.lap(&mut times.other);
     Ok(SubstepReport {
         h: sub.h,
