@@ -1,6 +1,8 @@
 //! AIMEX (Boxerman 2003 §4.4, `Integrator::Aimex`) against backward Euler, and projected air
 //! damping (Boxerman §3.3, `SimSettings::damping_projection`).
 
+mod rigid_support;
+
 use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
 use clothbake_solver::*;
 use glam::{DVec3, Vec3};
@@ -273,26 +275,7 @@ fn aimex_and_projected_damping_are_bit_identical_with_one_and_two_threads() {
 
 /// (centre-of-mass velocity, angular momentum about the centre) of garment 0, f64.
 fn momenta(sim: &Simulation) -> (DVec3, DVec3) {
-    let (x, v, m) = (
-        sim.garment_positions(0),
-        sim.garment_velocities(0),
-        &sim.model().mass,
-    );
-    let total: f64 = m.iter().map(|&m| m as f64).sum();
-    let mean = |p: &[Vec3]| {
-        p.iter()
-            .zip(m)
-            .map(|(p, &m)| p.as_dvec3() * m as f64)
-            .sum::<DVec3>()
-            / total
-    };
-    let (c, vc) = (mean(x), mean(v));
-    let l = x
-        .iter()
-        .zip(v)
-        .zip(m)
-        .map(|((x, v), &m)| (x.as_dvec3() - c).cross(v.as_dvec3() - vc) * m as f64)
-        .sum();
+    let (_, vc, l) = rigid_support::rigid(sim);
     (vc, l)
 }
 

@@ -14,39 +14,16 @@
 //!   cotton loses 28 % per second at 1 rad/s, 1/4 as stiff 1.3 % — and falls roughly as h²: 28 %,
 //!   6.1 %, 1.1 % at 5, 10, 20 substeps. Measured with a throw-away driver, not asserted here.)
 
+mod rigid_support;
+
 use clothbake_solver::fixtures::sheet;
 use clothbake_solver::*;
-use glam::{DVec3, Vec3};
+use glam::Vec3;
 
 const N: usize = 21;
 const OMEGA: f32 = 1.0;
 const FRAMES: usize = 24;
 const DT: f32 = 1.0 / 24.0;
-
-/// (centre of mass, its velocity, angular momentum about it) in f64.
-fn rigid(sim: &Simulation) -> (DVec3, DVec3, DVec3) {
-    let (x, v, m) = (
-        sim.garment_positions(0),
-        sim.garment_velocities(0),
-        &sim.model().mass,
-    );
-    let total: f64 = m.iter().map(|&m| m as f64).sum();
-    let weighted = |p: &[Vec3]| {
-        p.iter()
-            .zip(m)
-            .map(|(p, &m)| p.as_dvec3() * m as f64)
-            .sum::<DVec3>()
-            / total
-    };
-    let (c, vc) = (weighted(x), weighted(v));
-    let l = x
-        .iter()
-        .zip(v)
-        .zip(m)
-        .map(|((x, v), &m)| (x.as_dvec3() - c).cross(v.as_dvec3() - vc) * m as f64)
-        .sum();
-    (c, vc, l)
-}
 
 /// Throws the spinning sheet for 1 s at `substeps` per frame. Returns (largest |v_c − (v0 + g·t)|
 /// over the frames / |g|·1 s, |L_end − L0| / |L0|).
@@ -66,7 +43,7 @@ fn throw(integrator: Integrator, substeps: u32) -> (f64, f64) {
         *v = v0 + Vec3::new(0.0, OMEGA, 0.0).cross(Vec3::new(x.x, 0.0, x.z));
     }
     sim.restore_state(state, STATE_VERSION).unwrap();
-    let (_, vc0, l0) = rigid(&sim);
+    let (_, vc0, l0) = rigid_support::rigid(&sim);
     assert!((vc0 - v0.as_dvec3()).length() < 1e-5);
     assert!(l0.length() > 0.0);
     let gravity = sim.settings().gravity.as_dvec3();
@@ -74,11 +51,11 @@ fn throw(integrator: Integrator, substeps: u32) -> (f64, f64) {
     for f in 1..=FRAMES {
         let r = sim.step_frame(DT, &[], &[]).unwrap();
         assert_eq!(r.cg_failures, 0);
-        let (_, vc, _) = rigid(&sim);
+        let (_, vc, _) = rigid_support::rigid(&sim);
         let t = f as f64 * DT as f64;
         worst_v = worst_v.max((vc - (vc0 + gravity * t)).length());
     }
-    let (_, _, l) = rigid(&sim);
+    let (_, _, l) = rigid_support::rigid(&sim);
     let g_t = gravity.length() * FRAMES as f64 * DT as f64;
     (worst_v / g_t, (l - l0).length() / l0.length())
 }

@@ -2,6 +2,8 @@
 //! differences, Kang's stabilised Jacobian, the static stretch of a hanging spring chain, contact
 //! with a moving proxy and determinism across thread counts.
 
+mod rigid_support;
+
 use clothbake_solver::fixtures::{sheet, sheet_vertex};
 use clothbake_solver::forces::{f64 as fd, Jacobian};
 use clothbake_solver::*;
@@ -374,26 +376,7 @@ fn bit_identical(integrator: Integrator) {
 
 /// (centre-of-mass velocity, angular momentum about the centre of mass) in f64.
 fn momenta(sim: &Simulation) -> (DVec3, DVec3) {
-    let (x, v, m) = (
-        sim.garment_positions(0),
-        sim.garment_velocities(0),
-        &sim.model().mass,
-    );
-    let total: f64 = m.iter().map(|&m| m as f64).sum();
-    let avg = |p: &[Vec3]| {
-        p.iter()
-            .zip(m)
-            .map(|(p, &m)| p.as_dvec3() * m as f64)
-            .sum::<DVec3>()
-            / total
-    };
-    let (c, vc) = (avg(x), avg(v));
-    let l = x
-        .iter()
-        .zip(v)
-        .zip(m)
-        .map(|((x, v), &m)| (x.as_dvec3() - c).cross(v.as_dvec3() - vc) * m as f64)
-        .sum();
+    let (_, vc, l) = rigid_support::rigid(sim);
     (vc, l)
 }
 
