@@ -92,8 +92,8 @@ def addon():
 # -- scenes ---------------------------------------------------------------------------------------
 
 
-def build_skirt_walk(work: Path, binary: str, frames: int | None):
-    """Walker + pelvis/thigh proxies + a 28 x 128 skirt skinned to Hips, waist pinned."""
+def walking_skirt(work: Path, frames: int | None, rings: int, segments: int):
+    """Walker + pelvis/thigh proxies + a skirt of `rings` x `segments` skinned to Hips, waist pinned."""
     from clothbake_testutil import add_body_proxies, make_skirt, make_walker, new_scene
 
     scene = new_scene(work)
@@ -101,9 +101,14 @@ def build_skirt_walk(work: Path, binary: str, frames: int | None):
     s.frame_start, s.frame_end, s.substeps = 1, frames or 48, 4
     rig = make_walker(scene, frames=(1, 48))
     proxies = add_body_proxies(scene, rig)
-    skirt = make_skirt(scene, rig, rings=28, segments=128)
+    skirt = make_skirt(scene, rig, rings=rings, segments=segments)
     scene.frame_set(1)
     return scene, skirt, list(proxies.values())
+
+
+def build_skirt_walk(work: Path, binary: str, frames: int | None):
+    """The skirt of 28 x 128 = 3,584 well-shaped vertices."""
+    return walking_skirt(work, frames, rings=28, segments=128)
 
 
 def build_dress_walk(work: Path, binary: str, frames: int | None):
@@ -126,16 +131,7 @@ def build_dress_walk(work: Path, binary: str, frames: int | None):
 
 def build_thin_skirt(work: Path, binary: str, frames: int | None):
     """The skirt-walk scene with a skirt of 8 x 540 = 4,320 vertices: thin triangles (aspect 18-28:1)."""
-    from clothbake_testutil import add_body_proxies, make_skirt, make_walker, new_scene
-
-    scene = new_scene(work)
-    s = scene.clothbake
-    s.frame_start, s.frame_end, s.substeps = 1, frames or 48, 4
-    rig = make_walker(scene, frames=(1, 48))
-    proxies = add_body_proxies(scene, rig)
-    skirt = make_skirt(scene, rig, rings=8, segments=540)
-    scene.frame_set(1)
-    return scene, skirt, list(proxies.values())
+    return walking_skirt(work, frames, rings=8, segments=540)
 
 
 def build_cape_run(work: Path, binary: str, frames: int | None):

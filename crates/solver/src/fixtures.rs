@@ -1,6 +1,7 @@
 //! Small mesh builders for tests, benchmarks and samples.
 
 use crate::collide::{ColliderShape, MovingCollider};
+use crate::forces::Wind;
 use crate::model::{GarmentDesc, Pin};
 use glam::{Quat, Vec2, Vec3};
 
@@ -54,6 +55,31 @@ pub fn hard_pins<'a>(vertices: impl IntoIterator<Item = &'a u32>) -> Vec<Pin> {
             weight: 1.0,
         })
         .collect()
+}
+
+/// The determinism tests' pins on a [`sheet`] of `n × n`: corner (0, 0) hard, corner (n − 1, 0) a
+/// goal spring of weight 0.5.
+pub fn corner_pins(n: usize) -> Vec<Pin> {
+    vec![
+        Pin {
+            vertex: sheet_vertex(n, 0, 0),
+            weight: 1.0,
+        },
+        Pin {
+            vertex: sheet_vertex(n, n - 1, 0),
+            weight: 0.5,
+        },
+    ]
+}
+
+/// The determinism tests' wind: 1.1 m/s across the sheet, air 1.2 kg/m³, drag 1, lift 0.2.
+pub fn breeze() -> Wind {
+    Wind {
+        velocity: Vec3::new(1.0, 0.0, 0.5),
+        air_density: 1.2,
+        drag: 1.0,
+        lift: 0.2,
+    }
 }
 
 /// Pin targets of a fold: the `pinned` vertices of `rest` turned about the x axis through `pivot`

@@ -3,7 +3,7 @@
 
 mod rigid_support;
 
-use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
+use clothbake_solver::fixtures::{breeze, corner_pins, hard_pins, sheet, sheet_vertex};
 use clothbake_solver::*;
 use glam::{DVec3, Vec3};
 
@@ -209,23 +209,9 @@ fn aimex_and_projected_damping_are_bit_identical_with_one_and_two_threads() {
                 thickness: 0.004,
                 friction: 0.3,
             });
-            g.pins = vec![
-                Pin {
-                    vertex: sheet_vertex(n, 0, 0),
-                    weight: 1.0,
-                },
-                Pin {
-                    vertex: sheet_vertex(n, n - 1, 0),
-                    weight: 0.5,
-                },
-            ];
+            g.pins = corner_pins(n);
             let settings = SimSettings {
-                wind: Some(Wind {
-                    velocity: Vec3::new(1.0, 0.0, 0.5),
-                    air_density: 1.2,
-                    drag: 1.0,
-                    lift: 0.2,
-                }),
+                wind: Some(breeze()),
                 integrator: Integrator::Aimex,
                 damping_projection: true,
                 air_damping: 0.2,

@@ -1,7 +1,7 @@
 //! Same inputs give bit-identical positions at any thread count (issue 2, item 6), under every
 //! integrator (issue 15).
 
-use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::fixtures::{breeze, corner_pins, sheet};
 use clothbake_solver::*;
 use glam::Vec3;
 
@@ -17,23 +17,9 @@ fn run(threads: usize, integrator: Integrator) -> (Vec<Vec3>, u32) {
             thickness: 0.004,
             friction: 0.3,
         });
-        g.pins = vec![
-            Pin {
-                vertex: sheet_vertex(n, 0, 0),
-                weight: 1.0,
-            },
-            Pin {
-                vertex: sheet_vertex(n, n - 1, 0),
-                weight: 0.5,
-            },
-        ];
+        g.pins = corner_pins(n);
         let settings = SimSettings {
-            wind: Some(Wind {
-                velocity: Vec3::new(1.0, 0.0, 0.5),
-                air_density: 1.2,
-                drag: 1.0,
-                lift: 0.2,
-            }),
+            wind: Some(breeze()),
             integrator,
             // Kang's approximation needs h <= 1/480 s on this cotton sheet (tears at 1/120 s:
             // integrator/kang.rs, "Stability").

@@ -4,7 +4,7 @@
 
 mod rigid_support;
 
-use clothbake_solver::fixtures::{sheet, sheet_vertex};
+use clothbake_solver::fixtures::{breeze, corner_pins, sheet};
 use clothbake_solver::forces::{f64 as fd, Jacobian};
 use clothbake_solver::*;
 use glam::{DMat3, DVec3, Vec3};
@@ -307,25 +307,11 @@ fn run(threads: usize, integrator: Integrator) -> (Vec<Vec3>, u32) {
             thickness: 0.004,
             friction: 0.3,
         });
-        g.pins = vec![
-            Pin {
-                vertex: sheet_vertex(n, 0, 0),
-                weight: 1.0,
-            },
-            Pin {
-                vertex: sheet_vertex(n, n - 1, 0),
-                weight: 0.5,
-            },
-        ];
+        g.pins = corner_pins(n);
         // A second garment under the BW model: both kinds in one system.
         let bw = sheet("bw", 8, 0.3, 0.5);
         let settings = SimSettings {
-            wind: Some(Wind {
-                velocity: Vec3::new(1.0, 0.0, 0.5),
-                air_density: 1.2,
-                drag: 1.0,
-                lift: 0.2,
-            }),
+            wind: Some(breeze()),
             integrator,
             ..SimSettings::default()
         };
