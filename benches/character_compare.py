@@ -458,6 +458,7 @@ def run_clothbake(binary: str, info: dict, out: Path) -> dict:
         "cpu": cpu * 1000.0 / n,
         "positions": read_pc2(out / info["cache"]),
         "report": totals,
+        "rejections": data.get("substep_totals", {}).get("rejections", {}),
         "report_self_intersections": last.get("self_intersections"),
         "report_max_strain": max((f.get("max_strain") or 0.0) for f in simulated) if simulated else None,
     }
@@ -642,8 +643,12 @@ def main() -> int:
             f"| {qb['self_x']} / {qc['self_x']} ({ours[-1]['report_self_intersections']}) |"
         )
     lines.append("")
-    for name, _info, _b, _o, _qb, _qc, same_b, same_c in rows:
-        lines.append(f"- {name}: runs identical: Blender {same_b}, clothbake {same_c}")
+    for name, _info, _b, ours, _qb, _qc, same_b, same_c in rows:
+        why = ours[-1].get("rejections") or {}
+        causes = ", ".join(f"{k.replace('strain_jump_', 'strain jump: ').replace('_', ' ')} {v}"
+                           for k, v in why.items() if v)
+        lines.append(f"- {name}: runs identical: Blender {same_b}, clothbake {same_c}"
+                     + (f"; clothbake's rejected substeps by cause: {causes}" if causes else ""))
     text = "\n".join(lines)
     print(text)
     if args.markdown:

@@ -9,6 +9,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use crate::report::SubstepTotals;
 use crate::stage_times::BakeStages;
 
 /// One line of `--json` output.
@@ -44,6 +45,8 @@ pub enum Event<'a> {
         frames: usize,
         /// Seconds per stage, summed over the bake.
         stages: &'a BakeStages,
+        /// Accepted and rejected substeps (by cause) and CG iterations, summed over the bake.
+        substeps: &'a SubstepTotals,
     },
 }
 
@@ -184,6 +187,7 @@ impl Reporter {
         seconds: f64,
         frames: usize,
         stages: &BakeStages,
+        substeps: &SubstepTotals,
     ) {
         match &self.mode {
             Mode::Json => self.emit(&Event::Done {
@@ -192,12 +196,13 @@ impl Reporter {
                 seconds,
                 frames,
                 stages,
+                substeps,
             }),
             Mode::Bar(bar) => {
                 bar.finish_and_clear();
-                print_summary(outputs, report, seconds, frames, stages);
+                print_summary(outputs, report, seconds, frames, stages, substeps);
             }
-            Mode::Quiet => print_summary(outputs, report, seconds, frames, stages),
+            Mode::Quiet => print_summary(outputs, report, seconds, frames, stages, substeps),
         }
     }
 }
@@ -215,6 +220,7 @@ fn print_summary(
     seconds: f64,
     frames: usize,
     stages: &BakeStages,
+    substeps: &SubstepTotals,
 ) {
     let fps = if seconds > 0.0 {
         frames as f64 / seconds
@@ -228,5 +234,6 @@ fn print_summary(
     if let Some(r) = report {
         outln!("  report: {r}");
     }
+    outln!("{}", substeps.summary());
     outln!("{}", stages.summary().trim_end());
 }

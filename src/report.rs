@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use clothbake_solver::Rejections;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -28,6 +29,58 @@ pub struct BakeReport {
     pub total_seconds: f64,
     /// `frames[].stages` summed over the bake (s).
     pub stage_totals: BakeStages,
+    /// Substeps and CG iterations summed over the bake, and the rejected substeps by cause.
+    pub substep_totals: SubstepTotals,
+}
+
+/// The bake's substeps: what the step-size controller accepted, and what it rejected and why.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct SubstepTotals {
+    pub accepted: u64,
+    pub rejected: u64,
+    /// CG iterations of the accepted substeps.
+    pub cg_iterations: u64,
+    pub rejections: Rejections,
+}
+
+impl SubstepTotals {
+    pub fn add(&mut self, f: &FrameRecord) {
+        self.accepted += f.substeps as u64;
+        self.rejected += f.rejected_substeps as u64;
+        self.cg_iterations += f.cg_iterations as u64;
+        self.rejections.add(&f.rejections);
+    }
+
+    /// One line for the terminal, e.g. `substeps: 405 accepted, 65 rejected (strain jump after
+    /// the solve 11, the colliders 50, cloth–cloth collision 4; CG not converged 0)`.
+    pub fn summary(&self) -> String {
+        let r = &self.rejections;
+        let mut line = format!(
+            "substeps: {} accepted, {} rejected",
+            self.accepted, self.rejected
+        );
+        if self.rejected > 0 {
+            line += &format!(
+                " (strain jump after the solve {}, the colliders {}, cloth–cloth collision {}; \
+                 CG not converged {}",
+                r.strain_jump_solve,
+                r.strain_jump_colliders,
+                r.strain_jump_self_collision,
+                r.cg_not_converged
+            );
+            if r.non_finite > 0 {
+                line += &format!("; non-finite {}", r.non_finite);
+            }
+            line += ")";
+        }
+        if self.accepted > 0 {
+            line += &format!(
+                "; {:.1} CG iterations per substep",
+                self.cg_iterations as f64 / self.accepted as f64
+            );
+        }
+        line
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -47,8 +100,14 @@ pub struct FrameRecord {
     pub frame: i32,
     /// Wall time (s).
     pub seconds: f64,
+    /// Accepted substeps.
     pub substeps: u32,
+    /// Substeps the step-size controller rejected and redid at half the size.
     pub rejected_substeps: u32,
+    /// `rejected_substeps` by cause: non-finite, CG not converged, or a strain jump charged to the
+    /// stage that raised the strain most (solve, colliders, self-collision).
+    #[serde(default)]
+    pub rejections: Rejections,
     pub cg_iterations: u32,
     pub cg_failures: u32,
     /// Largest stretch strain of any triangle (dimensionless).

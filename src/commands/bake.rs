@@ -20,7 +20,7 @@ use crate::error::{CliError, Result};
 use crate::interrupt::Interrupt;
 use crate::preview::Preview;
 use crate::progress::{FrameEvent, Reporter};
-use crate::report::{BakeReport, FrameRecord, GarmentRecord};
+use crate::report::{BakeReport, FrameRecord, GarmentRecord, SubstepTotals};
 use crate::scene_to_solver::{collider_shape, shape_record, PinTargetBuffers};
 use crate::sim_failure;
 use crate::stage_times::{BakeStages, Lap};
@@ -195,6 +195,7 @@ fn bake(
             .map_or_else(|| Vec::with_capacity(total), |ck| ck.report_frames.clone()),
         total_seconds: 0.0,
         stage_totals: BakeStages::default(),
+        substep_totals: SubstepTotals::default(),
     };
     let report_colliders = scene.file.output.report_colliders;
     let space = scene.file.output.space;
@@ -349,6 +350,7 @@ fn bake(
             seconds,
             substeps: stats.map_or(0, |s| s.substeps),
             rejected_substeps: stats.map_or(0, |s| s.rejected_substeps),
+            rejections: stats.map_or(Default::default(), |s| s.rejections),
             cg_iterations: stats.map_or(0, |s| s.cg_iterations),
             cg_failures: stats.map_or(0, |s| s.cg_failures),
             max_strain: stats.map_or(0.0, |s| s.max_strain),
@@ -428,6 +430,9 @@ fn bake(
         checkpoint::remove_stage(dir)?;
     }
     report.total_seconds = started.elapsed().as_secs_f64();
+    for f in &report.frames {
+        report.substep_totals.add(f);
+    }
     let report_path = match &plan.report {
         Some(path) => {
             if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
@@ -447,6 +452,7 @@ fn bake(
         report.total_seconds,
         total,
         &report.stage_totals,
+        &report.substep_totals,
     );
     if !args.json {
         if let Some(p) = &preview {

@@ -107,6 +107,33 @@ fn report_has_stage_times_per_frame_that_add_up() {
     let done: Value = serde_json::from_str(r.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(done["event"], "done");
     assert_eq!(done["stages"], *sum);
+    // Substeps: the totals are the frames' sums, and every rejected substep has one cause.
+    let subs = &report["substep_totals"];
+    assert_eq!(done["substeps"], *subs);
+    let field = |f: &Value, k: &str| f[k].as_u64().unwrap_or_else(|| panic!("{k} in {f}"));
+    let accepted: u64 = frames.iter().map(|f| field(f, "substeps")).sum();
+    let rejected: u64 = frames.iter().map(|f| field(f, "rejected_substeps")).sum();
+    assert_eq!(field(subs, "accepted"), accepted);
+    assert_eq!(field(subs, "rejected"), rejected);
+    for f in frames {
+        let by_cause = &f["rejections"];
+        let causes: u64 = [
+            "non_finite",
+            "cg_not_converged",
+            "strain_jump_solve",
+            "strain_jump_colliders",
+            "strain_jump_self_collision",
+        ]
+        .iter()
+        .map(|k| field(by_cause, k))
+        .sum();
+        assert_eq!(
+            causes,
+            field(f, "rejected_substeps"),
+            "frame {}",
+            f["frame"]
+        );
+    }
 }
 
 #[test]
@@ -115,6 +142,13 @@ fn human_bake_ends_with_a_stage_summary() {
     let scene = d.sample("sheet-on-sphere");
     let r = d.ok(&["bake", &scene, "-o", "out", "--frames", "1..4"]);
     let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("substeps: ") && l.contains(" accepted, ")),
+        "no substep line:\n{}",
+        r.stdout
+    );
     let at = lines
         .iter()
         .position(|l| l.starts_with("time per stage ("))

@@ -73,11 +73,88 @@ pub struct SubstepReport {
     /// zones gave up, e.g. pins or body contacts that admit no rigid motion); 0 = crossing-free.
     pub unresolved: u32,
     /// Why the substep was rejected, if it was.
-    pub rejected: Option<&'static str>,
+    pub rejected: Option<Rejection>,
     /// AIMEX's split of the substep (explicit triangles, hinges and decoupled vertices); zero
     /// under the other integrators.
     pub aimex: crate::integrator::SplitCounts,
     pub times: StageTimes,
+}
+
+/// Why the step-size controller rejected a substep (BW §6; `step/accept.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejection {
+    /// The linear solve's result was not finite.
+    NonFiniteSolve,
+    /// A position or velocity was not finite at the end of the substep.
+    NonFiniteState,
+    /// MPCG stopped at `cg_max_iterations` short of its tolerance.
+    CgNotConverged,
+    /// The largest triangle strain rose by more than `strain_jump`.
+    StrainJump,
+}
+
+impl Rejection {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rejection::NonFiniteSolve => "non-finite solve",
+            Rejection::NonFiniteState => "non-finite state",
+            Rejection::CgNotConverged => "CG did not converge",
+            Rejection::StrainJump => "strain jump",
+        }
+    }
+}
+
+/// Rejected substeps counted by cause. A strain jump is charged to the stage of the substep that
+/// raised the largest strain most: the linear solve (from the start's largest strain to
+/// [`SubstepReport::solve_strain`]), friction and the projection out of the colliders (to
+/// [`SubstepReport::projected_strain`]) or cloth–cloth collision (to the end's `max_strain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Rejections {
+    pub non_finite: u32,
+    pub cg_not_converged: u32,
+    pub strain_jump_solve: u32,
+    pub strain_jump_colliders: u32,
+    pub strain_jump_self_collision: u32,
+}
+
+impl Rejections {
+    /// Counts `s` under its cause (nothing if it was not rejected).
+    pub fn count(&mut self, s: &SubstepReport) {
+        let slot = match s.rejected {
+            None => return,
+            Some(Rejection::NonFiniteSolve | Rejection::NonFiniteState) => &mut self.non_finite,
+            Some(Rejection::CgNotConverged) => &mut self.cg_not_converged,
+            Some(Rejection::StrainJump) => {
+                let solve = s.solve_strain - s.start_strain;
+                let colliders = s.projected_strain - s.solve_strain;
+                let cloth = s.max_strain - s.projected_strain;
+                if cloth > solve.max(colliders) {
+                    &mut self.strain_jump_self_collision
+                } else if colliders > solve {
+                    &mut self.strain_jump_colliders
+                } else {
+                    &mut self.strain_jump_solve
+                }
+            }
+        };
+        *slot += 1;
+    }
+
+    pub fn add(&mut self, o: &Rejections) {
+        self.non_finite += o.non_finite;
+        self.cg_not_converged += o.cg_not_converged;
+        self.strain_jump_solve += o.strain_jump_solve;
+        self.strain_jump_colliders += o.strain_jump_colliders;
+        self.strain_jump_self_collision += o.strain_jump_self_collision;
+    }
+
+    pub fn total(&self) -> u32 {
+        self.non_finite
+            + self.cg_not_converged
+            + self.strain_jump_solve
+            + self.strain_jump_colliders
+            + self.strain_jump_self_collision
+    }
 }
 
 /// Summary of one frame over its accepted substeps (rejected ones are only counted and timed).
@@ -105,7 +182,9 @@ pub struct FrameReport {
     /// Smallest substep length used (s).
     pub min_h: f32,
     /// Why the last rejected substep was rejected.
-    pub last_rejection: Option<&'static str>,
+    pub last_rejection: Option<Rejection>,
+    /// The frame's rejected substeps by cause.
+    pub rejections: Rejections,
     /// AIMEX: vertices solved explicitly (outside the MPCG), summed over the accepted substeps
     /// (divide by `substeps` and the vertex count for the fraction); 0 under other integrators.
     pub explicit_vertices: u64,
@@ -139,6 +218,45 @@ impl FrameReport {
     pub(crate) fn reject(&mut self, s: &SubstepReport) {
         self.rejected_substeps += 1;
         self.last_rejection = s.rejected;
+        self.rejections.count(s);
         self.times.add(&s.times);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejected(start: f32, solve: f32, projected: f32, end: f32) -> SubstepReport {
+        SubstepReport {
+            start_strain: start,
+            solve_strain: solve,
+            projected_strain: projected,
+            max_strain: end,
+            rejected: Some(Rejection::StrainJump),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_strain_jump_is_charged_to_the_stage_that_raised_the_strain_most() {
+        let mut r = Rejections::default();
+        r.count(&rejected(0.1, 0.2, 0.21, 0.22));
+        r.count(&rejected(0.1, 0.11, 0.3, 0.3));
+        r.count(&rejected(0.1, 0.1, 0.12, 0.5));
+        r.count(&SubstepReport {
+            rejected: Some(Rejection::CgNotConverged),
+            ..Default::default()
+        });
+        r.count(&SubstepReport::default());
+        let want = Rejections {
+            non_finite: 0,
+            cg_not_converged: 1,
+            strain_jump_solve: 1,
+            strain_jump_colliders: 1,
+            strain_jump_self_collision: 1,
+        };
+        assert_eq!(r, want);
+        assert_eq!(r.total(), 4);
     }
 }

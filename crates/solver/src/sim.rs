@@ -11,7 +11,7 @@ use crate::integrator::Integrator;
 use crate::linalg::Preconditioner;
 use crate::model::{GarmentDesc, Model};
 use crate::pins::PinTargets;
-use crate::report::{FrameReport, SubstepReport};
+use crate::report::{FrameReport, Rejection, SubstepReport};
 use crate::state::{State, STATE_VERSION};
 use crate::step::{self, accept, Substep};
 use crate::workspace::Workspace;
@@ -452,7 +452,7 @@ impl Simulation {
             let non_finite = accept::first_non_finite(state);
             let bad = non_finite.is_some() || (settings.adaptive && r.rejected.is_some());
             if bad && settings.adaptive && state.controller.h_scale < settings.max_halvings {
-                r.rejected = r.rejected.or(Some("non-finite state"));
+                r.rejected = r.rejected.or(Some(Rejection::NonFiniteState));
                 report.reject(&r);
                 self.substep_log.push(r);
                 accept::reject(state, ws);

@@ -94,7 +94,7 @@ fn an_exploding_pinned_sheet_is_still_halved() {
     let log = sim.substep_reports();
     let jumps = log
         .iter()
-        .filter(|s| s.rejected == Some("strain jump"))
+        .filter(|s| s.rejected == Some(Rejection::StrainJump))
         .count();
     assert!(jumps >= 3, "strain-jump rejections: {jumps} ({r:?})");
     // Halved at least three times (measured: 4 rejections, down to 1/16 of the nominal substep;

@@ -19,6 +19,7 @@ use crate::forces::strain;
 use crate::integrator::Integrator;
 use crate::linalg::CgResult;
 use crate::model::Model;
+use crate::report::Rejection;
 use crate::sim::{SimSettings, GROW_AFTER};
 use crate::state::State;
 use crate::workspace::Workspace;
@@ -94,11 +95,11 @@ pub(crate) fn judge(
         .reduce(|| ((0.0, 0), 0.0), |a, b| (larger(a.0, b.0), a.1.max(b.1)));
     let jump = max.0 - start_max.max(driven);
     let rejected = if cg.non_finite {
-        Some("non-finite solve")
+        Some(Rejection::NonFiniteSolve)
     } else if !cg.converged {
-        Some("CG did not converge")
+        Some(Rejection::CgNotConverged)
     } else if jump > settings.strain_jump {
-        Some("strain jump")
+        Some(Rejection::StrainJump)
     } else {
         None
     };
@@ -115,7 +116,7 @@ pub(crate) struct Judgement {
     pub max_strain: f32,
     pub worst_triangle: u32,
     pub jump: f32,
-    pub rejected: Option<&'static str>,
+    pub rejected: Option<Rejection>,
 }
 
 /// Deterministic argmax: the larger value, then the lower index.
