@@ -105,6 +105,21 @@ pub fn render(r: &BakeReport) -> String {
             vec![
                 series("substeps", 0, col(|f| f.substeps as f64)),
                 series("rejected", 2, col(|f| f.rejected_substeps as f64)),
+                series(
+                    "rejected: colliders",
+                    5,
+                    col(|f| f.rejections.strain_jump_colliders as f64),
+                ),
+                series(
+                    "rejected: cloth–cloth",
+                    6,
+                    col(|f| f.rejections.strain_jump_self_collision as f64),
+                ),
+                series(
+                    "rejected: CG failed",
+                    7,
+                    col(|f| f.rejections.cg_not_converged as f64),
+                ),
             ],
         ),
         (
