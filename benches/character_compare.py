@@ -57,6 +57,7 @@ to FILE; --update-benchmarks replaces the block of this set-up in BENCHMARKS.md 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -584,21 +585,34 @@ def main() -> int:
     parser.add_argument("--blender-distance", choices=("default", "thickness"), default="default",
                         help="Blender's collision and self-collision distance: its default (15 mm) or the garment's thickness")
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="build and bake in DIR (kept afterwards: DIR/SCENE/clothbake holds the exported "
+                             "scene.toml) instead of a temporary folder")
+    parser.add_argument("--export-only", action="store_true",
+                        help="only build and export the scenes (into --keep DIR), no bakes")
     parser.add_argument("--update-benchmarks", action="store_true",
                         help="replace this set-up's block in BENCHMARKS.md with the new table")
     args = parser.parse_args()
+    if args.export_only and not args.keep:
+        parser.error("--export-only needs --keep DIR")
     binary = os.path.abspath(args.bin)
     os.environ["CLOTHBAKE_BIN"] = binary
     commit = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
                             capture_output=True, text=True).stdout.strip()
     load_before = os.getloadavg()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with contextlib.ExitStack() as stack:
+        tmp = args.keep or stack.enter_context(tempfile.TemporaryDirectory())
         for name in args.scenes.split(","):
             build = SCENES[name]
             work = Path(tmp) / name
+            if work.exists():
+                shutil.rmtree(work)
             (work / "clothbake").mkdir(parents=True)
             info = export_scene(build, work / "clothbake", binary, args.frames)
+            if args.export_only:
+                print(f"{name}: exported to {info['folder']}")
+                continue
             blender, ours = [], []
             for run in range(args.runs):  # alternate: Blender, clothbake, Blender, ...
                 bwork = work / f"blender{run}"
@@ -613,6 +627,8 @@ def main() -> int:
             same_c = all(np.array_equal(r["positions"], ours[0]["positions"]) for r in ours)
             rows.append((name, info, blender, ours, qb, qc, same_b, same_c))
     load_after = os.getloadavg()
+    if args.export_only:
+        return 0
 
     lines = [
         f"commit {commit}; {os.cpu_count()} cores; load average (1/5/15 min) before "
