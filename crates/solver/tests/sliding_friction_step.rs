@@ -83,7 +83,7 @@ fn run(mu: f32, substeps: u32) -> Run {
             (y + (DEPTH + 0.02) / press_frames as f32, z)
         } else {
             let swing = (frame - press_frames) / SWING_FRAMES;
-            let dir = if swing % 2 == 0 { 1.0 } else { -1.0 };
+            let dir = if swing.is_multiple_of(2) { 1.0 } else { -1.0 };
             (y, z + dir * SPEED * DT)
         };
         let c = MovingCollider {
