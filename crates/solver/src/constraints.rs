@@ -3,9 +3,11 @@
 //! position alteration y (§5.3: Δx = h(v0 + Δv) + y); goal springs are added implicitly to the
 //! diagonal. Contact friction and release follow the constraint force recovered from the solve
 //! residual (BW §5.2: the force a constraint applies is the part of A·Δv − b the filter removed):
-//! sticking contacts are ndof 0 while |f_t| <= μs·f_n; sliding ones lose at most μk·f_n·h/m of
-//! tangential velocity after the solve (Coulomb friction as a bounded velocity change, Bridson,
-//! Fedkiw & Anderson 2002 §7.2), so friction never reverses the slip.
+//! sticking contacts are ndof 0 while |f_t| <= μs·f_n; sliding ones feel μk·f_n against their
+//! slip as an implicit tangential damping force inside the solve (BW §5, the normal force of the
+//! previous substep; [`Constraints::implicit_friction`]), which never reverses the slip. Without
+//! a remembered normal force they lose at most μk·f_n·h/m of tangential velocity after the solve
+//! instead (Coulomb friction as a bounded velocity change, Bridson, Fedkiw & Anderson 2002 §7.2).
 
 use crate::collide::ccd::{CONTACT_TOLERANCE_ABS, CONTACT_TOLERANCE_REL};
 use crate::collide::VertexContact;
@@ -18,6 +20,9 @@ use serde::{Deserialize, Serialize};
 /// A contact released because its force turned attractive is re-grabbed only deeper than this
 /// fraction of the thickness.
 const REGRAB_FRACTION: f32 = 0.5;
+/// Slip speed (m/s) below which the implicit kinetic friction's damping stops growing
+/// ([`Constraints::implicit_friction`]): c = μk·f_n / max(|slip|, this).
+const FRICTION_SLIP_FLOOR: f32 = 0.01;
 
 /// Friction state of a vertex in contact, kept from one substep to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -32,11 +37,14 @@ pub enum FrictionMode {
 
 /// What the previous accepted substep learned about a vertex's contact (part of
 /// [`crate::State`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct ContactMemory {
     pub mode: FrictionMode,
     /// The normal force was attractive: release the contact.
     pub released: bool,
+    /// The contact's normal force (N, >= 0) recovered after that substep's solve: the normal
+    /// force of the next substep's implicit kinetic friction ([`Constraints::implicit_friction`]).
+    pub normal_force: f32,
 }
 
 /// A contact constrained in the current substep.
@@ -50,6 +58,10 @@ pub struct ActiveContact {
     pub force: Vec3,
     /// Friction mode for the next substep, decided after the solve.
     pub next_mode: FrictionMode,
+    /// Tangential damping c (kg/s) that carries this sliding contact's kinetic friction inside
+    /// the implicit solve ([`Constraints::implicit_friction`]); 0: none (not sliding, or no
+    /// normal force expected).
+    pub damping: f32,
 }
 
 /// Filters, prescribed velocity changes, position alterations and extra implicit terms of one substep.
@@ -183,13 +195,71 @@ impl Constraints {
                 mode,
                 force: Vec3::ZERO,
                 next_mode: mode,
+                damping: 0.0,
             });
         }
     }
 
+    /// Kinetic friction of the sliding contacts inside the implicit solve, after assembly and before
+    /// the solve (BW §5: "for high sliding velocities apply a dissipative tangential force opposite
+    /// the relative sliding direction proportional to the normal force", with its velocity
+    /// derivative in eq. 15). The force f = −c·P_t·(v − v_s) (P_t = I − n·nᵀ, v_s the surface
+    /// velocity) with c = μk·f_n / max(|slip0|, [`FRICTION_SLIP_FLOOR`]) is μk·f_n against the slip
+    /// at the start velocity and never reverses it; linearised implicitly (BW eq. 15) it adds
+    /// h·c·P_t to the vertex's diagonal block of A and −h·c·P_t·(v0 − v_s) to b (and to `diag`,
+    /// `rhs`, which further Newton iterations re-assemble from). The normal force f_n is the one
+    /// BW §5.2 recovered for the contact in the previous accepted substep (`memory`, lagged by one
+    /// substep: a contact only slides after it was held; predicting it from the solve's warm start
+    /// instead was off by 10× and often of the wrong sign, h²·∂f/∂x amplifying the warm start's
+    /// error).
+    ///
+    /// Applied after the solve instead ([`Self::apply_friction`], the earlier scheme) the same
+    /// friction moved a sliding vertex by up to μk·f_n·h²/m while its neighbours stayed, and the
+    /// strain that made was the most frequent cause of rejected substeps on walking characters
+    /// (bpy skirt-walk 38 of 63 strain-jump rejections, dress-walk 50 of 84; BENCHMARKS.md,
+    /// "Step-size controller"); inside the solve the neighbours are dragged along.
+    #[allow(clippy::too_many_arguments)]
+    pub fn implicit_friction(
+        &mut self,
+        model: &Model,
+        memory: &[ContactMemory],
+        a: &mut BlockMatrix,
+        b: &mut [Vec3],
+        v0: &[Vec3],
+        h: f32,
+    ) {
+        if h <= 0.0 {
+            return;
+        }
+        for c in self.active.iter_mut() {
+            let i = c.vertex as usize;
+            let mu = model.friction[i].kinetic;
+            if c.mode != FrictionMode::Slide || mu <= 0.0 {
+                continue;
+            }
+            let n = c.normal;
+            let f_n = memory[i].normal_force;
+            let rel = v0[i] - c.surface_velocity;
+            let slip = rel - n * rel.dot(n);
+            let damping = mu * f_n / slip.length().max(FRICTION_SLIP_FLOOR);
+            if !(damping > 0.0 && damping.is_finite()) {
+                continue;
+            }
+            let p_t = Mat3::IDENTITY - Mat3::from_cols(n * n.x, n * n.y, n * n.z);
+            let block = p_t * (h * damping);
+            let force = -(h * damping) * slip;
+            a.diag[i] += glam::Mat3A::from(block);
+            b[i] += force;
+            self.diag[i] += block;
+            self.rhs[i] += force;
+            c.damping = damping;
+        }
+    }
+
     /// After the solve: recovers each active contact's constraint force f_c = (A·Δv − b)/h (N),
-    /// applies kinetic friction to sliding vertices (the slip relative to the surface shrinks by at
-    /// most μk·f_n·h/m, moving x1 with it) and decides the next friction mode: a sticking vertex
+    /// applies kinetic friction to sliding vertices that did not get it inside the solve (no
+    /// normal force remembered: the slip relative to the surface shrinks by at most μk·f_n·h/m,
+    /// moving x1 with it) and decides the next friction mode: a sticking vertex
     /// slides once |f_t| > μs·f_n; a sliding vertex that friction stopped sticks.
     #[allow(clippy::too_many_arguments)]
     pub fn apply_friction(
@@ -219,6 +289,19 @@ impl Constraints {
                 let slip = rel - c.normal * rel.dot(c.normal);
                 let speed = slip.length();
                 let max_dv = fr.kinetic * f_n * h / model.mass[i];
+                if c.damping > 0.0 {
+                    // Friction acted inside the solve. The contact sticks when the slip it would
+                    // have had without friction, (1 + h·c/m)·|slip| for the vertex alone, is
+                    // within what the explicit rule below removes (μk·f_n·h/m), as that rule
+                    // decides; the slip left is taken from v1 only (x1 stays where the solve put
+                    // it with its neighbours: the next substep holds the vertex on the surface).
+                    let undamped = speed * (1.0 + h * c.damping / model.mass[i]);
+                    if undamped <= max_dv && fr.static_ > 0.0 {
+                        c.next_mode = FrictionMode::Stick;
+                        v1[i] -= slip;
+                    }
+                    continue;
+                }
                 let dv_t = if speed <= max_dv {
                     if fr.static_ > 0.0 {
                         c.next_mode = FrictionMode::Stick;
@@ -243,6 +326,7 @@ impl Constraints {
             memory[c.vertex as usize] = ContactMemory {
                 mode: c.next_mode,
                 released: f_n < 0.0,
+                normal_force: if f_n.is_finite() { f_n.max(0.0) } else { 0.0 },
             };
         }
     }

@@ -341,6 +341,10 @@ impl Simulation {
             ("prev_h", state.prev_h.is_finite()),
             ("pins", state.pins.is_finite()),
             ("clock", state.clock.time.is_finite()),
+            (
+                "contacts (normal force)",
+                state.contacts.iter().all(|c| c.normal_force.is_finite()),
+            ),
         ] {
             if !ok {
                 return Err(RestoreError::NonFinite { field });

@@ -13,7 +13,7 @@ use crate::constraints::ContactMemory;
 use crate::pins::PinTargets;
 
 /// Version of the [`State`] layout; a saved state of another version cannot be resumed.
-pub const STATE_VERSION: u32 = 2;
+pub const STATE_VERSION: u32 = 3;
 
 /// Where the simulation is in time.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

@@ -72,6 +72,24 @@ pub(crate) fn constrain(
     Ok(())
 }
 
+/// Between assembly and solve: the sliding contacts' kinetic friction as implicit tangential
+/// damping ([`crate::constraints::Constraints::implicit_friction`]), with the normal forces of
+/// the state's contact memory.
+pub(crate) fn implicit_friction(model: &Model, state: &State, ws: &mut Workspace, h: f32) {
+    if ws.constraints.active.is_empty() {
+        return;
+    }
+    let (_, bv, bh) = ws.base.pick(&ws.start.x, &ws.start.v, h);
+    ws.constraints.implicit_friction(
+        model,
+        &state.contacts,
+        &mut ws.assembly.matrix,
+        &mut ws.assembly.b,
+        bv,
+        bh,
+    );
+}
+
 /// After the solve: friction, then the post-solve projection ([`crate::collide::ContactDetector::project_out`]):
 /// any free vertex closer than its thickness to a collider's end-of-substep surface is moved out
 /// to the thickness (on its entry side if it tunnelled) and loses its inward velocity relative to

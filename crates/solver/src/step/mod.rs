@@ -7,7 +7,8 @@
 //!    wherever they set up or update the implicit step (constraints, assembly, update, friction).
 //! 2. [`body_contact::constrain`]: hard pins, collider contacts and goal springs become the MPCG
 //!    filter, z, y and implicit terms (BW §5).
-//! 3. [`assemble`]: forces and Jacobians into A·Δv = b (BW eq. 15).
+//! 3. [`assemble`]: forces and Jacobians into A·Δv = b (BW eq. 15), then the sliding contacts'
+//!    kinetic friction as implicit tangential damping ([`body_contact::implicit_friction`]).
 //! 4. [`solve`]: Boxerman's corrected MPCG, then v1 = v0 + Δv, x1 = x0 + h·v1 + y; with
 //!    `damping_projection`, the air damping of the non-rigid velocity
 //!    ([`crate::integrator::projected_damping`]).
@@ -82,6 +83,7 @@ pub(crate) fn substep(
     lap.lap(&mut times.collide);
 
     let start_strain = assemble::run(model, settings, ws, sub.h);
+    body_contact::implicit_friction(model, state, ws, sub.h);
     lap.lap(&mut times.assemble);
 
     let solved = solve::run(model, settings, state, ws, sub.h);
