@@ -58,11 +58,13 @@ pub struct SubstepReport {
     /// step compares with [`crate::SimSettings::strain_jump`]; `step/accept.rs`, `judge`).
     pub strain_jump: f32,
     /// Largest strain right after the linear solve, before friction, the projection out of the
-    /// colliders and cloth–cloth collision.
-    pub solve_strain: f32,
+    /// colliders and cloth–cloth collision; measured only with
+    /// [`crate::SimSettings::stage_strains`] (a strain pass over every triangle).
+    pub solve_strain: Option<f32>,
     /// Largest strain after the projection out of the colliders, before cloth–cloth collision
-    /// (= `solve_strain` without colliders).
-    pub projected_strain: f32,
+    /// (= `solve_strain` without colliders); measured only with
+    /// [`crate::SimSettings::stage_strains`].
+    pub projected_strain: Option<f32>,
     /// Vertices constrained by collider contacts.
     pub contacts: u32,
     /// Smallest vertex–collider signed distance after projection (m); +inf without colliders.

@@ -5,13 +5,14 @@
 //! ([`judge`]).
 //!
 //! What rejects substeps on the character scenes (issue 14, measured 2026-11-25 with per-stage
-//! strains, now in `SubstepReport::solve_strain` and `projected_strain`): on dress-walk, of 119
-//! strain-jump rejections the largest rise came from the projection out of the colliders in 50,
-//! from cloth–cloth collision in 65 and from the solve in 4; on the bpy skirt-walk 50 projection,
-//! 11 solve; the thin skirt's are all "CG did not converge"; none came from pins. Not counting the
-//! collision corrections took the dress from 713 tries to 450 but raised the output frames' max
-//! edge strain from 0.19 to 0.53; a predictive size rule and redoing a substep with contacts found
-//! along the solve's motion gave no net gain (BENCHMARKS.md, "Step-size controller").
+//! strains, in `SubstepReport::solve_strain` and `projected_strain` when
+//! `SimSettings::stage_strains` is on): on dress-walk, of 119 strain-jump rejections the largest
+//! rise came from the projection out of the colliders in 50, from cloth–cloth collision in 65
+//! and from the solve in 4; on the bpy skirt-walk 50 projection, 11 solve; the thin skirt's are
+//! all "CG did not converge"; none came from pins. Not counting the collision corrections took
+//! the dress from 713 tries to 450 but raised the output frames' max edge strain from 0.19 to
+//! 0.53; a predictive size rule and redoing a substep with contacts found along the solve's
+//! motion gave no net gain (BENCHMARKS.md, "Step-size controller").
 
 use rayon::prelude::*;
 

@@ -6,6 +6,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use crate::collide::{Aabb, CHUNK_VERTICES};
 use crate::error::SimError;
 use crate::model::Model;
 use crate::state::State;
@@ -122,16 +123,53 @@ pub(crate) fn release(
 }
 
 /// Smallest signed distance (m) of any vertex to any collider's end-of-substep surface.
+///
+/// Exact, but culled: per fixed chunk of [`CHUNK_VERTICES`] vertices, a collider is evaluated at a
+/// vertex only while the gap between the vertex and the collider's box could still beat the
+/// chunk's smallest distance so far (a convex proxy lies in its box, so its distance is at least
+/// that gap). Colliders whose box holds the chunk's box come first. On the dress-walk sample this
+/// evaluates a few percent of the 10,212 × 15 vertex–collider distances of the plain loop (the
+/// tapered-capsule distance was 4 % of a bake's profile).
 pub(crate) fn min_collider_distance(state: &State, ws: &Workspace) -> f32 {
     let colliders = &ws.sub_colliders;
     state
         .x
-        .par_iter()
-        .map(|&x: &Vec3| {
-            colliders
+        .par_chunks(CHUNK_VERTICES)
+        .map(|xs| {
+            let chunk = xs
                 .iter()
-                .map(|c| c.end.distance(x).0)
-                .fold(f32::INFINITY, f32::min)
+                .fold(Aabb::EMPTY, |b, &p| b.union(Aabb { min: p, max: p }));
+            let mut best = f32::INFINITY;
+            // First the colliders whose box meets the chunk's (gap 0), then the rest in order.
+            for near in [true, false] {
+                for c in colliders {
+                    let cbox = c.end.aabb();
+                    if cbox.overlaps(&chunk) != near || !could_beat(box_gap(&cbox, &chunk), best) {
+                        continue;
+                    }
+                    for &x in xs {
+                        if could_beat(box_gap(&cbox, &Aabb { min: x, max: x }), best) {
+                            best = best.min(c.end.distance(x).0);
+                        }
+                    }
+                }
+            }
+            best
         })
         .reduce(|| f32::INFINITY, f32::min)
+}
+
+/// Distance (m) between two boxes, 0 if they overlap (unbounded boxes allowed).
+#[inline]
+fn box_gap(a: &Aabb, b: &Aabb) -> f32 {
+    (a.min - b.max).max(b.min - a.max).max(Vec3::ZERO).length()
+}
+
+/// Can a collider whose box is `gap` (m) away have a distance below `best`? A point outside the
+/// box (gap > 0) is outside the proxy, at least `gap` from it; inside the box (gap 0) the signed
+/// distance can be anything down to minus the proxy's size. With a relative and an absolute margin
+/// for the round-off of the f32 distances, so that culling never changes the minimum.
+#[inline]
+fn could_beat(gap: f32, best: f32) -> bool {
+    gap == 0.0 || gap * (1.0 - 1e-5) - 1e-6 < best
 }

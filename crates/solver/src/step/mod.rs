@@ -106,14 +106,18 @@ pub(crate) fn substep(
         ws.projected
             .apply(model, filter, settings.air_damping, sub.h, hx, x, v);
     }
-    let solve_strain = accept::max_strain(model, &state.x);
+    let solve_strain = settings
+        .stage_strains
+        .then(|| accept::max_strain(model, &state.x));
     lap.lap(&mut times.other);
 
     let mut min_distance = body_contact::release(model, state, ws, sub.h)?;
     let projected_strain = if ws.sub_colliders.is_empty() {
         solve_strain
     } else {
-        accept::max_strain(model, &state.x)
+        settings
+            .stage_strains
+            .then(|| accept::max_strain(model, &state.x))
     };
     lap.lap(&mut times.collide);
 
