@@ -230,8 +230,8 @@ impl Assembly {
                 };
                 let mat = &model.materials[model.triangle_material[t] as usize];
                 let rest = &model.triangle_rest[t];
-                *s = strain(&xs, rest, mat);
                 if !model.triangle_membrane[t] {
+                    *s = strain(&xs, rest, mat);
                     g.fill(Vec3::ZERO);
                     // Not `default()`: glam's default matrix is the identity.
                     *blk = TriangleBlocks {
@@ -242,6 +242,7 @@ impl Assembly {
                     return;
                 }
                 let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
+                *s = sys.strain;
                 g.copy_from_slice(&sys.g);
                 *blk = if ex {
                     // (Not `default()`: glam's default matrix is the identity.)
