@@ -191,8 +191,9 @@ impl Assembly {
         let pinned = |i: &u32| model.hard_pinned.get(*i as usize).copied().unwrap_or(false);
         let mut pinned_slot = vec![false; nnz];
         for i in 0..n {
-            for s in pattern.row_ptr[i] as usize..pattern.row_ptr[i + 1] as usize {
-                pinned_slot[s] = pinned(&(i as u32)) && pinned(&pattern.col[s]);
+            let row = pattern.row_ptr[i] as usize..pattern.row_ptr[i + 1] as usize;
+            for (p, j) in pinned_slot[row.clone()].iter_mut().zip(&pattern.col[row]) {
+                *p = pinned(&(i as u32)) && pinned(j);
             }
         }
         let pinned_triangle = model
