@@ -464,3 +464,128 @@ fn triangle_block(
         None => m,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{hard_pins, sheet, sheet_vertex};
+    use crate::linalg::{CgSettings, Mpcg, Preconditioner, Problem};
+
+    /// With `skip_pinned`, every entry a free row reads is bit-identical to the full assembly, and
+    /// so is the filtered solve under each preconditioner; the skipped entries did hold something.
+    #[test]
+    fn skipping_pinned_rows_changes_no_free_row_nor_the_solve() {
+        let n = 12;
+        let mut g = sheet("s", n, 0.3, 1.0);
+        let pinned: Vec<u32> = (0..n)
+            .flat_map(|i| (0..4).map(move |j| sheet_vertex(n, i, j)))
+            .collect();
+        g.pins = hard_pins(&pinned);
+        let model = Model::new(&[g]).unwrap();
+        let nv = model.vertex_count();
+        let wobble = |i: usize, k: f32| ((i as f32 * 0.7 + k).sin(), (i as f32 * 1.3 + k).cos());
+        let x0: Vec<Vec3> = (0..nv)
+            .map(|i| {
+                let (a, b) = wobble(i, 0.0);
+                model.rest_positions[i] * 1.02 + Vec3::new(a, b, a * b) * 0.002
+            })
+            .collect();
+        let v0: Vec<Vec3> = (0..nv)
+            .map(|i| {
+                let (a, b) = wobble(i, 2.0);
+                Vec3::new(a, -0.5 + b, 0.3 * a)
+            })
+            .collect();
+        let h = 1.0 / 120.0;
+        let mut cons = Constraints::default();
+        cons.begin(nv);
+        for &p in &pinned {
+            let i = p as usize;
+            let target = x0[i] + Vec3::new(0.01, 0.02, -0.01);
+            cons.hard_pin(i, target, Vec3::new(1.2, 2.4, -1.2), x0[i], v0[i], h);
+        }
+        let assemble = |skip_pinned| {
+            let mut asm = Assembly::new(&model);
+            let inputs = StepInputs {
+                x0: &x0,
+                v0: &v0,
+                h,
+                gravity: Vec3::new(0.0, -9.81, 0.0),
+                wind: None,
+                air_damping: 0.02,
+                explicit_triangles: &[],
+                explicit_hinges: &[],
+                skip_pinned,
+            };
+            let max = asm.assemble(&model, &inputs, &cons);
+            (asm, max)
+        };
+        let ((full, max_full), (skip, max_skip)) = (assemble(false), assemble(true));
+        assert_eq!(max_full.to_bits(), max_skip.to_bits());
+        assert!(skip.pinned_triangle.iter().filter(|&&p| p).count() > 40);
+        assert!(skip.pinned_hinge.iter().any(|&p| p));
+        let bits = |m: &Mat3A| m.to_cols_array().map(f32::to_bits);
+        let vbits = |v: &Vec3| v.to_array().map(f32::to_bits);
+        let mut skipped_nonzero = 0;
+        for i in 0..nv {
+            if model.hard_pinned[i] {
+                skipped_nonzero += usize::from(full.b[i] != Vec3::ZERO);
+                continue;
+            }
+            assert_eq!(
+                bits(&full.matrix.diag[i]),
+                bits(&skip.matrix.diag[i]),
+                "diag {i}"
+            );
+            assert_eq!(vbits(&full.b[i]), vbits(&skip.b[i]), "b {i}");
+        }
+        for (s, &both) in skip.pinned_slot.iter().enumerate() {
+            if both {
+                skipped_nonzero += usize::from(full.matrix.off[s] != Mat3A::ZERO);
+            } else {
+                assert_eq!(
+                    bits(&full.matrix.off[s]),
+                    bits(&skip.matrix.off[s]),
+                    "slot {s}"
+                );
+            }
+        }
+        assert!(skipped_nonzero > 100, "{skipped_nonzero}");
+        for (t, (a, b)) in full.strain.iter().zip(&skip.strain).enumerate() {
+            assert_eq!(a.to_bits(), b.to_bits(), "strain {t}");
+        }
+        for preconditioner in [
+            Preconditioner::BlockJacobi,
+            Preconditioner::IncompleteCholesky,
+            Preconditioner::Amg,
+        ] {
+            let solve = |asm: &Assembly| {
+                let problem = Problem {
+                    a: &asm.matrix,
+                    b: &asm.b,
+                    filter: &cons.filter,
+                    z: &cons.z,
+                    mass: &model.mass,
+                    positions: &x0,
+                    rest: &model.rest_positions,
+                };
+                let mut dv = vec![Vec3::ZERO; nv];
+                let settings = CgSettings {
+                    tolerance: 1e-5,
+                    max_iterations: 500,
+                    velocity_floor: 0.0,
+                    preconditioner,
+                };
+                let cg = Mpcg::new().solve(&problem, &mut dv, settings);
+                assert!(cg.converged, "{preconditioner:?}");
+                (cg.iterations, dv)
+            };
+            let (a, b) = (solve(&full), solve(&skip));
+            assert_eq!(a.0, b.0, "{preconditioner:?}");
+            assert!(a.0 > 3, "{preconditioner:?}: {}", a.0);
+            for (i, (p, q)) in a.1.iter().zip(&b.1).enumerate() {
+                assert_eq!(vbits(p), vbits(q), "{preconditioner:?} dv {i}");
+            }
+        }
+    }
+}
