@@ -49,6 +49,7 @@ fn main() {
         air_damping: 0.0,
         explicit_triangles: &[],
         explicit_hinges: &[],
+        skip_pinned: false,
     };
     asm.assemble(&model, &inputs, &cons);
     let a = &asm.matrix;

@@ -58,11 +58,13 @@ pub struct SubstepReport {
     /// step compares with [`crate::SimSettings::strain_jump`]; `step/accept.rs`, `judge`).
     pub strain_jump: f32,
     /// Largest strain right after the linear solve, before friction, the projection out of the
-    /// colliders and cloth–cloth collision.
-    pub solve_strain: f32,
+    /// colliders and cloth–cloth collision; measured in every substep with
+    /// [`crate::SimSettings::stage_strains`] (a strain pass over every triangle), otherwise only
+    /// in substeps rejected for a strain jump.
+    pub solve_strain: Option<f32>,
     /// Largest strain after the projection out of the colliders, before cloth–cloth collision
-    /// (= `solve_strain` without colliders).
-    pub projected_strain: f32,
+    /// (= `solve_strain` without colliders); measured as `solve_strain` is.
+    pub projected_strain: Option<f32>,
     /// Vertices constrained by collider contacts.
     pub contacts: u32,
     /// Smallest vertex–collider signed distance after projection (m); +inf without colliders.
@@ -125,9 +127,12 @@ impl Rejections {
             Some(Rejection::NonFiniteSolve | Rejection::NonFiniteState) => &mut self.non_finite,
             Some(Rejection::CgNotConverged) => &mut self.cg_not_converged,
             Some(Rejection::StrainJump) => {
-                let solve = s.solve_strain - s.start_strain;
-                let colliders = s.projected_strain - s.solve_strain;
-                let cloth = s.max_strain - s.projected_strain;
+                // Measured for every strain-jump rejection (step/mod.rs); absent, the solve.
+                let after_solve = s.solve_strain.unwrap_or(s.max_strain);
+                let after_colliders = s.projected_strain.unwrap_or(after_solve);
+                let solve = after_solve - s.start_strain;
+                let colliders = after_colliders - after_solve;
+                let cloth = s.max_strain - after_colliders;
                 if cloth > solve.max(colliders) {
                     &mut self.strain_jump_self_collision
                 } else if colliders > solve {
@@ -230,8 +235,8 @@ mod tests {
     fn rejected(start: f32, solve: f32, projected: f32, end: f32) -> SubstepReport {
         SubstepReport {
             start_strain: start,
-            solve_strain: solve,
-            projected_strain: projected,
+            solve_strain: Some(solve),
+            projected_strain: Some(projected),
             max_strain: end,
             rejected: Some(Rejection::StrainJump),
             ..Default::default()

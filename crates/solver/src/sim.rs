@@ -95,6 +95,11 @@ pub struct SimSettings {
     /// Relaxation passes per substep under `integrator = verlet` (>= 1; default
     /// [`crate::integrator::verlet::DEFAULT_ITERATIONS`]).
     pub verlet_iterations: u32,
+    /// Measure the largest strain after the solve and after the projection out of the colliders
+    /// in every substep report (`SubstepReport::solve_strain`, `projected_strain`: which stage
+    /// raised the strain the step-size controller judges). Diagnostics only, off by default: two
+    /// strain passes over every triangle per substep, 2–3 % of a dress bake's CPU time.
+    pub stage_strains: bool,
 }
 
 impl Default for SimSettings {
@@ -117,6 +122,7 @@ impl Default for SimSettings {
             newton_iterations: 1,
             kang_iterations: crate::integrator::kang::DEFAULT_ITERATIONS,
             verlet_iterations: crate::integrator::verlet::DEFAULT_ITERATIONS,
+            stage_strains: false,
         }
     }
 }

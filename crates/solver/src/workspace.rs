@@ -35,6 +35,11 @@ pub struct Workspace {
     pub(crate) sub_colliders: Vec<MovingCollider>,
     /// Free-flight prediction x0 + h·v0 (m); reused as the pre-projection copy of x1.
     pub(crate) predicted: Vec<Vec3>,
+    /// Positions right after the solve and after the collider corrections (m): a rejected
+    /// substep's strain jump is charged to the stage that raised it ([`crate::report::Rejections`])
+    /// without a strain pass in every accepted substep.
+    pub(crate) after_solve: Vec<Vec3>,
+    pub(crate) after_colliders: Vec<Vec3>,
     /// Cloth–cloth collision (broad phase, candidates, impact zones); None without self-collision.
     pub(crate) self_contact: Option<SelfContact>,
     /// Per vertex: held by a collider this substep (contact or projection).
@@ -66,6 +71,8 @@ impl Workspace {
             contacts: Vec::new(),
             sub_colliders: Vec::new(),
             predicted: vec![Vec3::ZERO; n],
+            after_solve: vec![Vec3::ZERO; n],
+            after_colliders: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(model)?,
             held: vec![false; n],
             aimex: Aimex::default(),

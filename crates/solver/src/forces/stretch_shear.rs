@@ -111,6 +111,10 @@ pub struct TriangleSystem {
     pub v: M3A,
     /// `√(h k_d a + h² k a) ∂c_s/∂x_a` of the shear (√kg).
     pub q: [V3A; 3],
+    /// The triangle's [`strain`] at `x` (dimensionless), from the same |w_u|, |w_v| the stretch
+    /// terms use: bit-identical to a separate [`strain`] call, without its second pass over the
+    /// corners.
+    pub strain: Real,
 }
 
 /// [`TriangleSystem`] of one triangle at positions `x` (m) and velocities `v` (m/s) for a substep
@@ -127,6 +131,7 @@ pub fn stretch_shear_system(
 ) -> TriangleSystem {
     let (al, be) = (&rest.du, &rest.dv);
     let (wu, wv) = rest.w_wide(x);
+    let strain = stretch_strain(wu.length(), wv.length(), mat);
     let v = [wide(v[0]), wide(v[1]), wide(v[2])];
     let w = [wide(w[0]), wide(w[1]), wide(w[2])];
     let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
@@ -163,6 +168,7 @@ pub fn stretch_shear_system(
         u: -(su.kv * h + su.kx * (h * h)),
         v: -(sv.kv * h + sv.kx * (h * h)),
         q: gs.map(|gi| gi * root),
+        strain,
     }
 }
 
@@ -230,8 +236,14 @@ impl Stretch {
 #[inline]
 pub fn strain(x: &[V3; 3], rest: &TriangleRest, mat: &Material) -> Real {
     let (wu, wv) = rest.w(x);
-    let su = (wu.length() / r(mat.rest_scale[0]) - 1.0).abs();
-    let sv = (wv.length() / r(mat.rest_scale[1]) - 1.0).abs();
+    stretch_strain(wu.length(), wv.length(), mat)
+}
+
+/// [`strain`] from the lengths |w_u|, |w_v|.
+#[inline(always)]
+fn stretch_strain(len_u: Real, len_v: Real, mat: &Material) -> Real {
+    let su = (len_u / r(mat.rest_scale[0]) - 1.0).abs();
+    let sv = (len_v / r(mat.rest_scale[1]) - 1.0).abs();
     su.max(sv)
 }
 
@@ -241,6 +253,36 @@ mod tests {
 
     /// The compact system equals the blocks and right-hand side built from [`stretch_shear`]'s
     /// stabilized Jacobians: −(h ∂f/∂v + h² ∂f/∂x) and h f + ∂f/∂x·w, stretched and compressed.
+    /// The assembly takes a triangle's strain from its system instead of calling [`strain`]: the
+    /// two must agree to the bit (the step-size controller and the caches depend on it).
+    #[test]
+    fn system_strain_is_bit_identical_to_strain() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as Real / (1u64 << 24) as Real - 0.5
+        };
+        let mat = Material {
+            rest_scale: [1.02, 0.97],
+            ..Material::default()
+        };
+        let mut checked = 0;
+        for _ in 0..2000 {
+            let p = [0, 1, 2].map(|_| V3::new(rnd(), rnd(), rnd()) * 0.04);
+            let Some(rest) = TriangleRest::from_positions(p) else {
+                continue;
+            };
+            let x = p.map(|q| q * (1.0 + 0.3 * rnd()) + V3::new(rnd(), rnd(), rnd()) * 0.01);
+            let zero = [V3::ZERO; 3];
+            let sys = stretch_shear_system(&x, &zero, &zero, &rest, &mat, 1.0 / 120.0);
+            assert_eq!(sys.strain.to_bits(), strain(&x, &rest, &mat).to_bits());
+            checked += 1;
+        }
+        assert!(checked > 1900, "{checked}");
+    }
+
     #[test]
     fn compact_system_matches_the_stabilized_blocks() {
         let rest = TriangleRest::from_positions([

@@ -170,12 +170,16 @@ pub(crate) fn substep(
     let iterations = integrate(model, settings, ws, h, pins, sub.s1, x, v)
         .map_err(|e| SimError::Input(e.to_string()))?;
     lap(&mut times.solve);
-    let solve_strain = accept::max_strain(model, &state.x);
+    let solve_strain = settings
+        .stage_strains
+        .then(|| accept::max_strain(model, &state.x));
     let mut min_distance = body_contact::release(model, state, ws, h)?;
     let projected_strain = if ws.sub_colliders.is_empty() {
         solve_strain
     } else {
-        accept::max_strain(model, &state.x)
+        settings
+            .stage_strains
+            .then(|| accept::max_strain(model, &state.x))
     };
     lap(&mut times.collide);
     let (self_contacts, unresolved) = match self_collision::run(state, ws, h, &mut times) {

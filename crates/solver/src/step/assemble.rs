@@ -34,6 +34,7 @@ pub(crate) fn run(model: &Model, settings: &SimSettings, ws: &mut Workspace, h: 
         },
         explicit_triangles,
         explicit_hinges,
+        skip_pinned: !matches!(settings.integrator, Integrator::Aimex | Integrator::Kang),
     };
     let base_strain = ws.assembly.assemble(model, &inputs, &ws.constraints);
     if ws.base.active {

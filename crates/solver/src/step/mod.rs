@@ -32,7 +32,7 @@ use crate::collide::MovingCollider;
 use crate::error::SimError;
 use crate::integrator::Integrator;
 use crate::model::Model;
-use crate::report::{StageTimes, SubstepReport};
+use crate::report::{Rejection, StageTimes, SubstepReport};
 use crate::sim::SimSettings;
 use crate::state::State;
 use crate::workspace::Workspace;
@@ -108,15 +108,25 @@ pub(crate) fn substep(
         ws.projected
             .apply(model, filter, settings.air_damping, sub.h, hx, x, v);
     }
-    let solve_strain = accept::max_strain(model, &state.x);
+    let mut solve_strain = settings
+        .stage_strains
+        .then(|| accept::max_strain(model, &state.x));
+    if solve_strain.is_none() {
+        ws.after_solve.copy_from_slice(&state.x);
+    }
     lap.lap(&mut times.other);
 
     let mut min_distance = body_contact::release(model, state, ws, sub.h)?;
-    let projected_strain = if ws.sub_colliders.is_empty() {
+    let mut projected_strain = if ws.sub_colliders.is_empty() {
         solve_strain
     } else {
-        accept::max_strain(model, &state.x)
+        settings
+            .stage_strains
+            .then(|| accept::max_strain(model, &state.x))
     };
+    if projected_strain.is_none() {
+        ws.after_colliders.copy_from_slice(&state.x);
+    }
     lap.lap(&mut times.collide);
 
     let (self_contacts, unresolved) = match self_collision::run(state, ws, sub.h, &mut times) {
@@ -130,6 +140,15 @@ pub(crate) fn substep(
     };
 
     let judged = accept::judge(model, settings, state, ws, sub.h, &cg, start_strain);
+    if judged.rejected == Some(Rejection::StrainJump) {
+        // Which stage raised the strain (the report's rejection causes): measured only now.
+        solve_strain = solve_strain.or_else(|| Some(accept::max_strain(model, &ws.after_solve)));
+        projected_strain = match projected_strain {
+            Some(s) => Some(s),
+            None if ws.sub_colliders.is_empty() => solve_strain,
+            None => Some(accept::max_strain(model, &ws.after_colliders)),
+        };
+    }
     lap.lap(&mut times.other);
     Ok(SubstepReport {
         h: sub.h,

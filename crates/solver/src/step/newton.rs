@@ -84,6 +84,10 @@ pub(crate) fn iterate(
             // AIMEX runs one iteration only (SimSettings::validate): every element is implicit.
             explicit_triangles: &[],
             explicit_hinges: &[],
+            skip_pinned: !matches!(
+                settings.integrator,
+                crate::integrator::Integrator::Aimex | crate::integrator::Integrator::Kang
+            ),
         };
         ws.assembly.assemble(model, &inputs, &ws.constraints);
         for (i, b) in ws.assembly.b.iter_mut().enumerate() {
