@@ -53,8 +53,38 @@
 use super::block_sparse::{transpose_mul, BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};
 use super::mpcg::Filter;
-use super::reduce::{dot, for_each_indexed, Partials};
+use super::reduce::{for_each_indexed, parallel, CHUNK};
+use rayon::prelude::*;
 use glam::{Mat3A, Vec3A};
+
+pub mod prof {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    pub static T: [AtomicU64; 12] = [const { AtomicU64::new(0) }; 12];
+    pub static GER: AtomicU64 = AtomicU64::new(0);
+    pub static POW: AtomicU64 = AtomicU64::new(0);
+    pub static CNT: AtomicU64 = AtomicU64::new(0);
+    pub fn add(k: usize, t: std::time::Instant) {
+        T[k].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+    pub fn dump(sizes: &[usize], blocks: &[usize], extra: String) {
+        let names = ["refill", "smoother0", "smootherC", "tent", "P", "Q", "PtQ", "coarse", "cycle", "power", "", ""];
+        let mut s = String::new();
+        for (k, n) in names.iter().enumerate() {
+            s += &format!("{n}={:.3} ", T[k].load(Ordering::Relaxed) as f64 * 1e-9);
+        }
+        let c = CNT.load(Ordering::Relaxed).max(1) as f64;
+        eprintln!("AMGPROF {s} ger/pow0={:.3} sizes={sizes:?} blocks={blocks:?} {extra}", GER.load(Ordering::Relaxed) as f64 / POW.load(Ordering::Relaxed).max(1) as f64 , );
+        let _ = c;
+    }
+}
+impl Drop for Amg {
+    fn drop(&mut self) {
+        if std::env::var_os("AMGPROF").is_some() && !self.levels.is_empty() {
+            let l0 = &self.levels[0];
+            prof::dump(&self.level_sizes(), &self.level_blocks(), format!("nnzP0={} nnzQ0={}", l0.p_col.len(), l0.q_col.len()));
+        }
+    }
+}
 
 /// Strength threshold θ on the weight graph ([`Level::aggregate`]): on a regular mesh every edge
 /// is strong; across a thin triangle (1/20² the weight of its short edges) the long edges are not.
@@ -64,7 +94,7 @@ pub const DENSE_MAX: usize = 48;
 /// Most levels (the last one is solved directly or, if larger than [`DENSE_MAX`], by block Jacobi).
 const MAX_LEVELS: usize = 12;
 /// Power-iteration steps of the spectral radius estimate of D⁻¹A, and the margin on it.
-const POWER_STEPS: usize = 10;
+const POWER_STEPS: usize = 3;
 const POWER_MARGIN: f32 = 1.2;
 /// Regularization of the coarse rotation blocks, relative to the translation block's mean
 /// diagonal.
@@ -115,6 +145,18 @@ struct Level {
     q_val: Vec<Mat3A>,
     /// Per off-diagonal slot: its row (for row-parallel fills of the upper blocks).
     slot_row: Vec<u32>,
+    /// Term maps of [`Level::numeric`] (see [`Level::maps`]).
+    p_map: Vec<u32>,
+    q_map: Vec<u32>,
+    q_map_ptr: Vec<u32>,
+    ptq_first: Vec<u32>,
+    ptq_target: Vec<u32>,
+    ptq_ptr: Vec<u32>,
+    /// The coarse matrix by rows, [diagonal, upper blocks] per row (`ac_ptr`), and the row of
+    /// each coarse upper slot.
+    ac_ptr: Vec<u32>,
+    ac_val: Vec<Mat3A>,
+    coarse_slot_row: Vec<u32>,
     /// V-cycle vectors of this level: right-hand side, solution, residual.
     rhs: Vec<Vec3A>,
     sol: Vec<Vec3A>,
@@ -122,7 +164,8 @@ struct Level {
     /// Per-row Gershgorin bounds and inverse Cholesky factors of the diagonal blocks (scratch).
     bound: Vec<f32>,
     l_inv: Vec<Mat3A>,
-    partials: Partials,
+    /// Per-chunk sums of the power estimate (scratch).
+    sums: Vec<[f64; 2]>,
 }
 
 /// Dense f64 Cholesky factor of the coarsest level (lower triangle, row-major), or block Jacobi.
@@ -194,9 +237,162 @@ fn chol_inv(d: Mat3A) -> Mat3A {
     }
 }
 
-/// r − A·x into `out`, row-parallel.
-fn residual(a: &BlockMatrix, r: &[Vec3A], x: &[Vec3A], out: &mut [Vec3A]) {
-    for_each_indexed(out, |i, o| *o = r[i] - a.row_mul_a(i, x));
+/// Rows per range of the parallel products: a multiple of [`CHUNK`] (see
+/// [`BlockMatrix::mul_rows`]).
+const PRODUCT_ROWS: usize = 4 * CHUNK;
+
+/// y = A·x in one pass over the half-stored blocks, then `finish(i, &mut yᵢ)` per row; in fixed
+/// row ranges of [`PRODUCT_ROWS`], parallel above [`super::reduce::PARALLEL_FROM`] rows. The
+/// same bits as the serial pass at any thread count.
+fn product(
+    a: &BlockMatrix,
+    x: &[Vec3A],
+    y: &mut [Vec3A],
+    finish: impl Fn(usize, &mut Vec3A) + Sync,
+) {
+    if parallel(y.len()) {
+        y.par_chunks_mut(PRODUCT_ROWS)
+            .enumerate()
+            .for_each(|(k, yk)| a.mul_rows(k * PRODUCT_ROWS, x, yk, &finish));
+    } else {
+        a.mul_rows(0, x, y, &finish);
+    }
+}
+
+/// Like [`product`], also summing `term(i, yᵢ)` (two f64 sums) per [`CHUNK`] of rows into
+/// `parts` (one slot per chunk), returned summed in chunk order: the same bits at any thread
+/// count.
+fn product_sums(
+    a: &BlockMatrix,
+    x: &[Vec3A],
+    y: &mut [Vec3A],
+    parts: &mut Vec<[f64; 2]>,
+    term: impl Fn(usize, &mut Vec3A) -> [f64; 2] + Sync,
+) -> [f64; 2] {
+    let n = y.len();
+    parts.resize(n.div_ceil(CHUNK), [0.0; 2]);
+    let range = |(k, (yk, pk)): (usize, (&mut [Vec3A], &mut [[f64; 2]]))| {
+        let first = k * PRODUCT_ROWS;
+        let mut acc = [0.0f64; 2];
+        a.mul_rows(first, x, yk, |i, yi| {
+            let t = term(i, yi);
+            acc[0] += t[0];
+            acc[1] += t[1];
+            if (i + 1) % CHUNK == 0 || i + 1 == n {
+                pk[(i - first) / CHUNK] = acc;
+                acc = [0.0; 2];
+            }
+        });
+    };
+    if parallel(n) {
+        y.par_chunks_mut(PRODUCT_ROWS)
+            .zip(parts.par_chunks_mut(PRODUCT_ROWS / CHUNK))
+            .enumerate()
+            .for_each(range);
+    } else {
+        range((0, (y, &mut parts[..])));
+    }
+    parts
+        .iter()
+        .fold([0.0; 2], |s, p| [s[0] + p[0], s[1] + p[1]])
+}
+
+/// `f(i, row i's values)` for every row of a CSR array (`ptr`: n + 1 offsets into `vals`), each
+/// row by one thread; split in halves over the thread pool above
+/// [`super::reduce::PARALLEL_FROM`] rows (no allocation).
+fn for_each_row<T: Send>(ptr: &[u32], vals: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+    fn split<T: Send>(
+        ptr: &[u32],
+        lo: usize,
+        hi: usize,
+        vals: &mut [T],
+        f: &(impl Fn(usize, &mut [T]) + Sync),
+    ) {
+        if hi - lo <= CHUNK {
+            let base = ptr[lo] as usize;
+            for i in lo..hi {
+                f(i, &mut vals[ptr[i] as usize - base..ptr[i + 1] as usize - base]);
+            }
+            return;
+        }
+        let mid = lo + (hi - lo) / 2;
+        let (left, right) = vals.split_at_mut((ptr[mid] - ptr[lo]) as usize);
+        rayon::join(
+            || split(ptr, lo, mid, left, f),
+            || split(ptr, mid, hi, right, f),
+        );
+    }
+    let n = ptr.len() - 1;
+    if parallel(n) {
+        split(ptr, 0, n, vals, &f);
+    } else {
+        let mut rest = vals;
+        for i in 0..n {
+            let (row, tail) = rest.split_at_mut((ptr[i + 1] - ptr[i]) as usize);
+            f(i, row);
+            rest = tail;
+        }
+    }
+}
+
+/// Greedy three-pass aggregation (Vaněk et al. §3) of `nodes` nodes over the strong graph given by
+/// `neighbours(b, f)` (calls f(c, w_bc) for each strong neighbour c of b): pass 1, a root whose
+/// strong neighbours are all free takes them; pass 2, leftovers join their strongest aggregated
+/// neighbour's aggregate; pass 3, what is left with strong neighbours forms aggregates with its
+/// free neighbours. Nodes without strong neighbours stay [`NONE`]. Serial, in node order.
+fn greedy(nodes: usize, neighbours: &dyn Fn(usize, &mut dyn FnMut(usize, f32)), agg: &mut Vec<u32>) -> usize {
+    agg.clear();
+    agg.resize(nodes, NONE);
+    let mut count = 0u32;
+    for b in 0..nodes {
+        if agg[b] != NONE {
+            continue;
+        }
+        let (mut any, mut free) = (false, true);
+        neighbours(b, &mut |c, _| {
+            any = true;
+            free &= agg[c] == NONE;
+        });
+        if any && free {
+            agg[b] = count;
+            neighbours(b, &mut |c, _| agg[c] = count);
+            count += 1;
+        }
+    }
+    for b in 0..nodes {
+        if agg[b] != NONE {
+            continue;
+        }
+        let (mut best, mut best_norm) = (NONE, 0.0f32);
+        neighbours(b, &mut |c, wc| {
+            if agg[c] != NONE && wc > best_norm {
+                (best, best_norm) = (agg[c], wc);
+            }
+        });
+        agg[b] = best;
+    }
+    for b in 0..nodes {
+        if agg[b] != NONE {
+            continue;
+        }
+        let mut any = false;
+        neighbours(b, &mut |_, _| any = true);
+        if !any {
+            continue;
+        }
+        agg[b] = count;
+        neighbours(b, &mut |c, _| {
+            if agg[c] == NONE {
+                agg[c] = count;
+            }
+        });
+        count += 1;
+    }
+    count as usize
+}
+
+fn knob_f(name: &str, default: f32) -> f32 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 impl Level {
@@ -236,9 +432,29 @@ impl Level {
                 Mat3A::IDENTITY
             };
         });
-        // ρ(D⁻¹A) = ρ(L⁻¹·A·L⁻ᵀ), D = L·Lᵀ block by block: Gershgorin on the symmetrically
-        // scaled matrix (unit diagonal blocks), far tighter than on D⁻¹A when the diagonal blocks
-        // are anisotropic (stiff in the cloth's plane, soft across it).
+        let tp = std::time::Instant::now();
+        let est = self.power_estimate();
+        prof::add(9, tp);
+        // The estimate is a lower bound of ρ (a Rayleigh quotient): with the margin, ω·ρ < 2
+        // (a convergent smoother, an SPD V-cycle) unless it is below ρ/1.8 (ω = 4/(3ρ̂)).
+        let rho = if est.is_finite() && est > 0.0 {
+            knob_f("AMG_MARGIN", POWER_MARGIN) * est
+        } else {
+            self.gershgorin()
+        };
+        self.omega = if rho.is_finite() && rho > 0.0 {
+            4.0 / (3.0 * rho)
+        } else {
+            0.5
+        };
+    }
+
+    /// An upper bound of ρ(D⁻¹A) = ρ(L⁻¹·A·L⁻ᵀ), D = L·Lᵀ block by block: Gershgorin on the
+    /// symmetrically scaled matrix (unit diagonal blocks), far tighter than on D⁻¹A when the
+    /// diagonal blocks are anisotropic (stiff in the cloth's plane, soft across it). The
+    /// fallback when the power estimate fails.
+    fn gershgorin(&mut self) -> f32 {
+        let a = &self.a;
         for_each_indexed(&mut self.l_inv, |i, li| *li = chol_inv(a.diag[i]));
         let l_inv = &self.l_inv;
         for_each_indexed(&mut self.bound, |i, b| {
@@ -249,46 +465,36 @@ impl Level {
             *b = sum.max_element();
         });
         // max is order-independent: the same bits at any thread count.
-        let mut rho = self.bound.iter().fold(0.0f32, |m, &b| m.max(b));
-        // Power iteration on D⁻¹A (a few steps from a fixed pseudo-random start, norms in fixed
-        // order): it approaches ρ from below, so the weight uses the smaller of the Gershgorin
-        // bound and the estimate with a margin, which keeps ω·ρ < 2 unless the estimate is below
-        // ρ/1.8 (ω = 4/(3ρ̂)).
-        let est = self.power_estimate();
-        if est.is_finite() && est > 0.0 {
-            rho = rho.min(POWER_MARGIN * est);
-        }
-        self.omega = if rho.is_finite() && rho > 0.0 {
-            4.0 / (3.0 * rho)
-        } else {
-            0.5
-        };
+        self.bound.iter().fold(0.0f32, |m, &b| m.max(b))
     }
 
-    /// ‖(D⁻¹A)^k v‖ / ‖(D⁻¹A)^(k−1) v‖ after [`POWER_STEPS`] steps from a fixed pseudo-random v.
+    /// A lower bound of ρ(D⁻¹A): the largest Rayleigh quotient vᵀAv / vᵀDv (D⁻¹A is
+    /// self-adjoint in the D inner product, so each is ≤ ρ) over v = (D⁻¹A)^k v₀, k <
+    /// [`POWER_STEPS`], from a fixed pseudo-random v₀; one product with A per step, sums in fixed
+    /// chunks (the same bits at any thread count). 0 if it fails (non-finite).
     fn power_estimate(&mut self) -> f32 {
         let (a, d_inv) = (&self.a, &self.d_inv);
-        let (v, w) = (&mut self.sol, &mut self.tmp);
-        for_each_indexed(v, |i, v| {
+        for_each_indexed(&mut self.sol, |i, v| {
             let h = (i as u32).wrapping_mul(0x9e37_79b9) ^ 0x85eb_ca6b;
             let f = |s: u32| (h.rotate_left(s) >> 8) as f32 / (1u32 << 24) as f32 - 0.5;
             *v = Vec3A::new(f(0), f(11), f(22));
         });
-        let mut est = 0.0;
-        for _ in 0..POWER_STEPS {
-            let vv = dot(v, v, &mut self.partials);
-            {
-                let v = &*v;
-                for_each_indexed(w, |i, w| *w = d_inv[i] * a.row_mul_a(i, v));
-            }
-            let ww = dot(w, w, &mut self.partials);
-            if !(ww > 0.0 && vv > 0.0) {
+        let (mut est, mut scale) = (0.0f32, 1.0f32);
+        for _ in 0..knob_f("AMG_POWER", POWER_STEPS as f32) as usize {
+            let v = &self.sol;
+            // u = A v; vᵀu, vᵀDv; the next v = D⁻¹u, scaled by the previous ‖v‖_D⁻¹ (bounded).
+            let [num, den] = product_sums(a, v, &mut self.tmp, &mut self.sums, |i, u| {
+                let vi = v[i].as_dvec3();
+                let t = [vi.dot(u.as_dvec3()), vi.dot((a.diag[i] * v[i]).as_dvec3())];
+                *u = d_inv[i] * *u * scale;
+                t
+            });
+            if !(num.is_finite() && den > 0.0) {
                 return 0.0;
             }
-            est = (ww / vv).sqrt() as f32;
-            let scale = (1.0 / ww.sqrt()) as f32;
-            let w = &*w;
-            for_each_indexed(v, |i, v| *v = w[i] * scale);
+            est = est.max((num / den) as f32);
+            scale = (1.0 / den.sqrt()) as f32;
+            std::mem::swap(&mut self.sol, &mut self.tmp);
         }
         est
     }
@@ -320,8 +526,6 @@ impl Level {
             ni == nj || (w[s] > 0.0 && w[s] >= theta * (wmax[ni] * wmax[nj]).sqrt())
         }));
         let mut agg = std::mem::take(&mut self.agg);
-        agg.clear();
-        agg.resize(nodes, NONE);
         let strong_ref = &strong;
         // Strong neighbours c of node b, with the coupling weight.
         let neighbours = |b: usize, f: &mut dyn FnMut(usize, f32)| {
@@ -331,54 +535,7 @@ impl Level {
                 }
             })
         };
-        let mut count = 0u32;
-        // Pass 1: a root whose strong neighbours are all free takes them.
-        for b in 0..nodes {
-            if agg[b] != NONE {
-                continue;
-            }
-            let (mut any, mut free) = (false, true);
-            neighbours(b, &mut |c, _| {
-                any = true;
-                free &= agg[c] == NONE;
-            });
-            if any && free {
-                agg[b] = count;
-                neighbours(b, &mut |c, _| agg[c] = count);
-                count += 1;
-            }
-        }
-        // Pass 2: leftovers join their strongest aggregated neighbour's aggregate (in node order).
-        for b in 0..nodes {
-            if agg[b] != NONE {
-                continue;
-            }
-            let (mut best, mut best_norm) = (NONE, 0.0f32);
-            neighbours(b, &mut |c, wc| {
-                if agg[c] != NONE && wc > best_norm {
-                    (best, best_norm) = (agg[c], wc);
-                }
-            });
-            agg[b] = best;
-        }
-        // Pass 3: what is left with strong neighbours forms aggregates with its free neighbours.
-        for b in 0..nodes {
-            if agg[b] != NONE {
-                continue;
-            }
-            let mut any = false;
-            neighbours(b, &mut |_, _| any = true);
-            if !any {
-                continue;
-            }
-            agg[b] = count;
-            neighbours(b, &mut |c, _| {
-                if agg[c] == NONE {
-                    agg[c] = count;
-                }
-            });
-            count += 1;
-        }
+        let count = greedy(nodes, &neighbours, &mut agg);
         self.strong = strong;
         self.agg = agg;
         count as usize
@@ -487,85 +644,162 @@ impl Level {
                 }
             }
         }
+        self.maps(&coarse);
         (coarse, weight)
     }
 
-    /// P, Q and the coarse matrix's values from the current values (patterns from `symbolic`).
+    /// Where each term of the products in [`Level::numeric`] lands, so the per-solve refill
+    /// needs no search: per entry of `for_row` (row i's entries start at i + row_ptr[i] +
+    /// lower_ptr[i]) its P column's offset in P row i ([`NONE`]: no term); per (entry j of row i,
+    /// P slot of row j) the offset in Q row i; per (coarse row c, Pᵀ entry, Q entry with column
+    /// ≥ c) the offset in the coarse row's [diagonal, upper blocks] (0: the diagonal).
+    fn maps(&mut self, coarse: &BlockMatrix) {
+        let (a, n, k) = (&self.a, self.rows(), self.k);
+        self.p_map.clear();
+        for i in 0..n {
+            let cols = &self.p_col[self.p_ptr[i] as usize..self.p_ptr[i + 1] as usize];
+            for_row(a, i, |j, _, s| {
+                let aj = self.agg[j / k];
+                self.p_map.push(if (s == DIAG || self.strong[s]) && aj != NONE {
+                    cols.binary_search(&(2 * aj)).unwrap_or(0) as u32
+                } else {
+                    NONE
+                });
+            });
+        }
+        self.q_map.clear();
+        self.q_map_ptr.clear();
+        self.q_map_ptr.push(0);
+        for i in 0..n {
+            let cols = &self.q_col[self.q_ptr[i] as usize..self.q_ptr[i + 1] as usize];
+            for_row(a, i, |j, _, _| {
+                for s in self.p_ptr[j] as usize..self.p_ptr[j + 1] as usize {
+                    let c = self.p_col[s];
+                    self.q_map.push(cols.binary_search(&c).unwrap_or(0) as u32);
+                }
+            });
+            self.q_map_ptr.push(self.q_map.len() as u32);
+        }
+        let cp = &coarse.pattern;
+        self.ptq_first.resize(self.pt_row.len(), 0);
+        self.ptq_target.clear();
+        self.ptq_ptr.clear();
+        self.ptq_ptr.push(0);
+        for c in 0..cp.rows() {
+            let cols = &cp.col[cp.row_ptr[c] as usize..cp.row_ptr[c + 1] as usize];
+            for e in self.pt_ptr[c] as usize..self.pt_ptr[c + 1] as usize {
+                let i = self.pt_row[e] as usize;
+                let (lo, hi) = (self.q_ptr[i] as usize, self.q_ptr[i + 1] as usize);
+                let first = lo + self.q_col[lo..hi].partition_point(|&b| (b as usize) < c);
+                self.ptq_first[e] = first as u32;
+                for &b in &self.q_col[first..hi] {
+                    self.ptq_target.push(if b as usize == c {
+                        0
+                    } else {
+                        1 + cols.binary_search(&b).unwrap_or(0) as u32
+                    });
+                }
+            }
+            self.ptq_ptr.push(self.ptq_target.len() as u32);
+        }
+        self.coarse_slot_row.clear();
+        for c in 0..cp.rows() {
+            for _ in cp.row_ptr[c]..cp.row_ptr[c + 1] {
+                self.coarse_slot_row.push(c as u32);
+            }
+        }
+        self.ac_ptr.clear();
+        self.ac_ptr.extend((0..=cp.rows()).map(|c| (c as u32) + cp.row_ptr[c]));
+        self.ac_val.resize(cp.rows() + cp.col.len(), Mat3A::ZERO);
+    }
+
+    /// P, Q and the coarse matrix's values from the current values (patterns and term maps from
+    /// `symbolic`). Every row of each product is summed by one thread in a fixed order, in
+    /// parallel over row ranges above [`super::reduce::PARALLEL_FROM`] rows: the same bits at
+    /// any thread count.
     fn numeric(&mut self, coarse: &mut BlockMatrix) {
+        let t = std::time::Instant::now();
         let a = &self.a;
-        let n = self.rows();
-        let (omega, d_inv, agg) = (self.omega, &self.d_inv, &self.agg);
+        let (omega, d_inv, agg, k) = (self.omega, &self.d_inv, &self.agg, self.k);
+        let (tt, tr, p_map) = (&self.tent_t, &self.tent_r, &self.p_map);
+        let (row_ptr, lower_ptr) = (&a.pattern.row_ptr, &a.pattern.lower_ptr);
         // P_i,c += [i = j] T_ic − ω D_i⁻¹ A_ij T_jc over i and its strong neighbours j, c the
         // translation and rotation columns of j's aggregate.
-        for i in 0..n {
-            let (lo, hi) = (self.p_ptr[i] as usize, self.p_ptr[i + 1] as usize);
-            let (cols, vals) = (&self.p_col[lo..hi], &mut self.p_val[lo..hi]);
+        for_each_row(&self.p_ptr, &mut self.p_val, |i, vals| {
             vals.fill(Mat3A::ZERO);
-            let wd = d_inv[i] * -omega;
-            let (tt, tr, k) = (&self.tent_t, &self.tent_r, self.k);
-            let ai = agg[i / k];
-            if ai != NONE {
-                let c = cols.binary_search(&(2 * ai)).unwrap_or(0);
+            let mut e = i + (row_ptr[i] + lower_ptr[i]) as usize;
+            if agg[i / k] != NONE {
+                let c = p_map[e] as usize;
                 vals[c] += tt[i];
                 vals[c + 1] += tr[i];
             }
-            let strong = &self.strong;
-            for_row(a, i, |j, m, s| {
-                let aj = agg[j / k];
-                if (s == DIAG || strong[s]) && aj != NONE {
-                    let c = cols.binary_search(&(2 * aj)).unwrap_or(0);
+            let wd = d_inv[i] * -omega;
+            for_row(a, i, |j, m, _| {
+                let c = p_map[e];
+                e += 1;
+                if c != NONE {
+                    let c = c as usize;
                     let wm = wd * m;
                     vals[c] += wm * tt[j];
                     vals[c + 1] += wm * tr[j];
                 }
             });
-        }
+        });
+        prof::add(4, t);
+        let t = std::time::Instant::now();
         // Q = A·P row by row.
-        for i in 0..n {
-            let (lo, hi) = (self.q_ptr[i] as usize, self.q_ptr[i + 1] as usize);
-            let (cols, vals) = (&self.q_col[lo..hi], &mut self.q_val[lo..hi]);
+        let (p_ptr, p_val, q_map, q_map_ptr) = (&self.p_ptr, &self.p_val, &self.q_map, &self.q_map_ptr);
+        for_each_row(&self.q_ptr, &mut self.q_val, |i, vals| {
             vals.fill(Mat3A::ZERO);
-            let (p_ptr, p_col, p_val) = (&self.p_ptr, &self.p_col, &self.p_val);
+            let mut e = q_map_ptr[i] as usize;
             for_row(a, i, |j, m, _| {
-                for s in p_ptr[j] as usize..p_ptr[j + 1] as usize {
-                    let k = cols.binary_search(&p_col[s]).unwrap_or(0);
-                    vals[k] += m * p_val[s];
+                for pv in &p_val[p_ptr[j] as usize..p_ptr[j + 1] as usize] {
+                    vals[q_map[e] as usize] += m * *pv;
+                    e += 1;
                 }
             });
-        }
-        // A_c = Pᵀ·Q, coarse row by coarse row (diagonal and upper blocks only).
-        coarse.diag.fill(Mat3A::ZERO);
-        coarse.off.fill(Mat3A::ZERO);
-        let cp = &coarse.pattern;
-        for c in 0..cp.rows() {
-            let (lo, hi) = (cp.row_ptr[c] as usize, cp.row_ptr[c + 1] as usize);
-            let cols = &cp.col[lo..hi];
-            let mut diag = Mat3A::ZERO;
-            for k in self.pt_ptr[c] as usize..self.pt_ptr[c + 1] as usize {
-                let i = self.pt_row[k] as usize;
-                let pt = self.p_val[self.pt_slot[k] as usize].transpose();
-                for q in self.q_ptr[i] as usize..self.q_ptr[i + 1] as usize {
-                    let b = self.q_col[q] as usize;
-                    if b == c {
-                        diag += pt * self.q_val[q];
-                    } else if b > c {
-                        if let Ok(s) = cols.binary_search(&(b as u32)) {
-                            coarse.off[lo + s] += pt * self.q_val[q];
-                        }
-                    }
+        });
+        prof::add(5, t);
+        let t = std::time::Instant::now();
+        // A_c = Pᵀ·Q, coarse row by coarse row (diagonal and upper blocks only), into `ac_val`
+        // ([diagonal, upper blocks] per coarse row).
+        let (pt_ptr, pt_row, pt_slot, q_ptr, q_val) =
+            (&self.pt_ptr, &self.pt_row, &self.pt_slot, &self.q_ptr, &self.q_val);
+        let (first, target, ptq_ptr) = (&self.ptq_first, &self.ptq_target, &self.ptq_ptr);
+        for_each_row(&self.ac_ptr, &mut self.ac_val, |c, row| {
+            row.fill(Mat3A::ZERO);
+            let mut t = ptq_ptr[c] as usize;
+            for e in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
+                let i = pt_row[e] as usize;
+                let pt = p_val[pt_slot[e] as usize].transpose();
+                for qv in &q_val[first[e] as usize..q_ptr[i + 1] as usize] {
+                    row[target[t] as usize] += pt * *qv;
+                    t += 1;
                 }
             }
-            // Symmetrize the diagonal block (rounding).
-            coarse.diag[c] = (diag + diag.transpose()) * 0.5;
-        }
-        // A rotation about the line of a collinear aggregate (or any rotation of a one-vertex
-        // aggregate) moves nothing: its coarse row is zero. A small multiple of the translation
-        // stiffness keeps the coarse matrix SPD.
-        for c in (1..coarse.diag.len()).step_by(2) {
-            let t = coarse.diag[c - 1];
-            let eps = ROTATION_FLOOR * (t.x_axis.x + t.y_axis.y + t.z_axis.z) / 3.0;
-            coarse.diag[c] += Mat3A::from_diagonal(glam::Vec3::splat(eps.max(f32::MIN_POSITIVE)));
-        }
+        });
+        // Symmetrize the diagonal blocks (rounding). A rotation about the line of a collinear
+        // aggregate (or any rotation of a one-vertex aggregate) moves nothing: its coarse row is
+        // zero. A small multiple of the translation stiffness keeps the coarse matrix SPD.
+        let (ac_ptr, ac_val) = (&self.ac_ptr, &self.ac_val);
+        let sym = |c: usize| {
+            let d = ac_val[ac_ptr[c] as usize];
+            (d + d.transpose()) * 0.5
+        };
+        for_each_indexed(&mut coarse.diag, |c, d| {
+            *d = sym(c);
+            if c % 2 == 1 {
+                let t = sym(c - 1);
+                let eps = ROTATION_FLOOR * (t.x_axis.x + t.y_axis.y + t.z_axis.z) / 3.0;
+                *d += Mat3A::from_diagonal(glam::Vec3::splat(eps.max(f32::MIN_POSITIVE)));
+            }
+        });
+        let slot_row = &self.coarse_slot_row;
+        for_each_indexed(&mut coarse.off, |s, m| {
+            let c = slot_row[s] as usize;
+            *m = ac_val[s + c + 1];
+        });
+        prof::add(6, t);
     }
 
     /// Tentative prolongator of the rigid-body modes (translations t and rotations φ = θ·ℓ of
@@ -816,6 +1050,7 @@ impl Amg {
         if self.levels.is_empty() || self.levels[0].a.pattern != a.pattern {
             self.setup(a, rest);
         }
+        let t0 = std::time::Instant::now();
         {
             let l0 = &mut self.levels[0];
             for_each_indexed(&mut l0.a.diag, |i, d| {
@@ -832,23 +1067,32 @@ impl Amg {
             });
             for_each_indexed(&mut l0.pos, |i, p| *p = x[i].into());
         }
+        prof::add(0, t0);
         for l in 0..self.levels.len() {
+            let t = std::time::Instant::now();
             self.levels[l].smoother();
+            prof::add(if l == 0 { 1 } else { 2 }, t);
             if l + 1 == self.levels.len() {
+                let t = std::time::Instant::now();
                 self.coarsest.factor(&self.levels[l].a);
+                prof::add(7, t);
                 break;
             }
             let (fine, rest) = self.levels.split_at_mut(l + 1);
             let filter = (l == 0).then_some(filter);
             let count = fine[l].coarse_rows / 2;
+            let t = std::time::Instant::now();
             rest[0].scale = fine[l].tentative(count, filter, &mut rest[0].pos);
+            prof::add(3, t);
             fine[l].numeric(&mut rest[0].a);
         }
     }
 
     /// x = M⁻¹·r, one V-cycle (symmetric positive definite on Ã's space).
     pub fn apply(&mut self, r: &[Vec3A], x: &mut [Vec3A]) {
+        let t = std::time::Instant::now();
         cycle(&mut self.levels, &mut self.coarsest, r, x);
+        prof::add(8, t);
     }
 }
 
@@ -864,7 +1108,7 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
     let (d_inv, w) = (&lv.d_inv, lv.omega);
     // Pre-smoothing from x = 0: x = ω D⁻¹ r.
     for_each_indexed(x, |i, xi| *xi = w * (d_inv[i] * r[i]));
-    residual(&lv.a, r, x, &mut lv.tmp);
+    product(&lv.a, x, &mut lv.tmp, |i, t| *t = r[i] - *t);
     // Restriction r_c = Pᵀ·(r − A x), per coarse row in fine-row order.
     let next = &mut rest[0];
     let mut rc = std::mem::take(&mut next.rhs);
@@ -893,7 +1137,7 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
     rest[0].rhs = rc;
     rest[0].sol = xc;
     // Post-smoothing: x += ω D⁻¹ (r − A x).
-    residual(&lv.a, r, x, &mut lv.tmp);
+    product(&lv.a, x, &mut lv.tmp, |i, t| *t = r[i] - *t);
     let t = &lv.tmp;
     for_each_indexed(x, |i, xi| *xi += w * (d_inv[i] * t[i]));
 }
