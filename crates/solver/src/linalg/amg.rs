@@ -50,41 +50,12 @@
 //! per-solve refill about fifteen; in return the iteration count hardly grows with the vertex
 //! count (BENCHMARKS.md: 22–26 per substep from 4k to 65k vertices vs 44–113 for IC(0)).
 
-use super::block_sparse::{transpose_mul, BlockMatrix, BlockPattern};
+use super::block_sparse::{BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};
 use super::mpcg::Filter;
 use super::reduce::{for_each_indexed, parallel, CHUNK};
-use rayon::prelude::*;
 use glam::{Mat3A, Vec3A};
-
-pub mod prof {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    pub static T: [AtomicU64; 12] = [const { AtomicU64::new(0) }; 12];
-    pub static GER: AtomicU64 = AtomicU64::new(0);
-    pub static POW: AtomicU64 = AtomicU64::new(0);
-    pub static CNT: AtomicU64 = AtomicU64::new(0);
-    pub fn add(k: usize, t: std::time::Instant) {
-        T[k].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    }
-    pub fn dump(sizes: &[usize], blocks: &[usize], extra: String) {
-        let names = ["refill", "smoother0", "smootherC", "tent", "P", "Q", "PtQ", "coarse", "cycle", "power", "", ""];
-        let mut s = String::new();
-        for (k, n) in names.iter().enumerate() {
-            s += &format!("{n}={:.3} ", T[k].load(Ordering::Relaxed) as f64 * 1e-9);
-        }
-        let c = CNT.load(Ordering::Relaxed).max(1) as f64;
-        eprintln!("AMGPROF {s} ger/pow0={:.3} sizes={sizes:?} blocks={blocks:?} {extra}", GER.load(Ordering::Relaxed) as f64 / POW.load(Ordering::Relaxed).max(1) as f64 , );
-        let _ = c;
-    }
-}
-impl Drop for Amg {
-    fn drop(&mut self) {
-        if std::env::var_os("AMGPROF").is_some() && !self.levels.is_empty() {
-            let l0 = &self.levels[0];
-            prof::dump(&self.level_sizes(), &self.level_blocks(), format!("nnzP0={} nnzQ0={}", l0.p_col.len(), l0.q_col.len()));
-        }
-    }
-}
+use rayon::prelude::*;
 
 /// Strength threshold θ on the weight graph ([`Level::aggregate`]): on a regular mesh every edge
 /// is strong; across a thin triangle (1/20² the weight of its short edges) the long edges are not.
@@ -94,11 +65,17 @@ pub const DENSE_MAX: usize = 48;
 /// Most levels (the last one is solved directly or, if larger than [`DENSE_MAX`], by block Jacobi).
 const MAX_LEVELS: usize = 12;
 /// Power-iteration steps of the spectral radius estimate of D⁻¹A, and the margin on it.
-const POWER_STEPS: usize = 3;
-const POWER_MARGIN: f32 = 1.2;
+const POWER_STEPS: usize = 2;
+const POWER_MARGIN: f32 = 1.7;
+/// Weight ω of the ℓ1-scaled smoother x += ω·D_i⁻¹/b_i·(r − A x)_i: convergent for ω < 2.
+const SMOOTHER_WEIGHT: f32 = 1.8;
 /// Regularization of the coarse rotation blocks, relative to the translation block's mean
 /// diagonal.
 const ROTATION_FLOOR: f32 = 1e-3;
+/// [`Level::tent_kind`] values.
+const TENT_ZERO: u8 = 0;
+const TENT_IDENTITY: u8 = 1;
+const TENT_OTHER: u8 = 2;
 /// Not aggregated (no strong coupling: e.g. a fixed vertex, whose filtered row is the identity).
 const NONE: u32 = u32::MAX;
 
@@ -108,8 +85,10 @@ struct Level {
     a: BlockMatrix,
     /// Block diagonal inverse D⁻¹ (identity where a diagonal block is not invertible).
     d_inv: Vec<Mat3A>,
-    /// Smoother and prolongator-smoother weight 4/(3 ρ̂).
+    /// Prolongator-smoother weight 4/(3 ρ̂).
     omega: f32,
+    /// The smoother's weighted block inverses (SMOOTHER_WEIGHT / b_i)·D_i⁻¹.
+    d_sm: Vec<Mat3A>,
     /// Rows per node: 1 on the fine level (a vertex), 2 below (translation row 2b, rotation row
     /// 2b + 1 of node b).
     k: usize,
@@ -120,6 +99,8 @@ struct Level {
     /// Tentative prolongator blocks of each row: onto its aggregate's translation and rotation.
     tent_t: Vec<Mat3A>,
     tent_r: Vec<Mat3A>,
+    /// Per row: T's translation block is zero, the identity or neither ([`TENT_ZERO`], ...).
+    tent_kind: Vec<u8>,
     /// Aggregate centres (scratch).
     centers: Vec<Vec3A>,
     members: Vec<u32>,
@@ -139,6 +120,8 @@ struct Level {
     pt_ptr: Vec<u32>,
     pt_row: Vec<u32>,
     pt_slot: Vec<u32>,
+    /// Pᵀ's blocks in that order (refilled with P).
+    pt_val: Vec<Mat3A>,
     /// Q = A·P by rows, coarse columns ascending.
     q_ptr: Vec<u32>,
     q_col: Vec<u32>,
@@ -164,6 +147,8 @@ struct Level {
     /// Per-row Gershgorin bounds and inverse Cholesky factors of the diagonal blocks (scratch).
     bound: Vec<f32>,
     l_inv: Vec<Mat3A>,
+    /// Per upper slot: absolute row and column sums of L_i⁻¹·A_ij·L_j⁻ᵀ (scratch).
+    abs_sums: Vec<[Vec3A; 2]>,
     /// Per-chunk sums of the power estimate (scratch).
     sums: Vec<[f64; 2]>,
 }
@@ -311,7 +296,10 @@ fn for_each_row<T: Send>(ptr: &[u32], vals: &mut [T], f: impl Fn(usize, &mut [T]
         if hi - lo <= CHUNK {
             let base = ptr[lo] as usize;
             for i in lo..hi {
-                f(i, &mut vals[ptr[i] as usize - base..ptr[i + 1] as usize - base]);
+                f(
+                    i,
+                    &mut vals[ptr[i] as usize - base..ptr[i + 1] as usize - base],
+                );
             }
             return;
         }
@@ -340,7 +328,11 @@ fn for_each_row<T: Send>(ptr: &[u32], vals: &mut [T], f: impl Fn(usize, &mut [T]
 /// strong neighbours are all free takes them; pass 2, leftovers join their strongest aggregated
 /// neighbour's aggregate; pass 3, what is left with strong neighbours forms aggregates with its
 /// free neighbours. Nodes without strong neighbours stay [`NONE`]. Serial, in node order.
-fn greedy(nodes: usize, neighbours: &dyn Fn(usize, &mut dyn FnMut(usize, f32)), agg: &mut Vec<u32>) -> usize {
+fn greedy(
+    nodes: usize,
+    neighbours: &dyn Fn(usize, &mut dyn FnMut(usize, f32)),
+    agg: &mut Vec<u32>,
+) -> usize {
     agg.clear();
     agg.resize(nodes, NONE);
     let mut count = 0u32;
@@ -391,10 +383,6 @@ fn greedy(nodes: usize, neighbours: &dyn Fn(usize, &mut dyn FnMut(usize, f32)), 
     count as usize
 }
 
-fn knob_f(name: &str, default: f32) -> f32 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 impl Level {
     fn rows(&self) -> usize {
         self.a.diag.len()
@@ -407,11 +395,14 @@ impl Level {
             v.resize(n, Vec3A::ZERO);
         }
         self.d_inv.resize(n, Mat3A::IDENTITY);
+        self.d_sm.resize(n, Mat3A::IDENTITY);
         self.tent_t.resize(n, Mat3A::IDENTITY);
         self.tent_r.resize(n, Mat3A::ZERO);
+        self.tent_kind.resize(n, TENT_ZERO);
         self.pos.resize(n, Vec3A::ZERO);
         self.bound.resize(n, 0.0);
         self.l_inv.resize(n, Mat3A::IDENTITY);
+        self.abs_sums.resize(self.a.off.len(), [Vec3A::ZERO; 2]);
         let p = &self.a.pattern;
         self.slot_row.clear();
         for i in 0..n {
@@ -421,26 +412,27 @@ impl Level {
         }
     }
 
-    /// D⁻¹ and ω from the current values.
+    /// The smoother's weighted inverses [`Level::d_sm`], D⁻¹ and the prolongator smoother's ω
+    /// from the current values.
     fn smoother(&mut self) {
-        let a = &self.a;
-        for_each_indexed(&mut self.d_inv, |i, d| {
-            let inv = a.diag[i].inverse();
-            *d = if inv.is_finite() && a.diag[i].determinant() > 0.0 {
-                inv
-            } else {
-                Mat3A::IDENTITY
-            };
+        // ℓ1-scaled block Jacobi (module docs): b_i = row i's Gershgorin bound of L⁻¹·A·L⁻ᵀ.
+        self.gershgorin();
+        let (l_inv, bound) = (&self.l_inv, &self.bound);
+        // D⁻¹ = L⁻ᵀ·L⁻¹ from the same factor as the bound.
+        for_each_indexed(&mut self.d_inv, |i, d| *d = l_inv[i].transpose() * l_inv[i]);
+        let d_inv = &self.d_inv;
+        for_each_indexed(&mut self.d_sm, |i, d| {
+            let b = bound[i];
+            *d = d_inv[i] * (SMOOTHER_WEIGHT / if b.is_finite() && b > 0.0 { b } else { 1.0 });
         });
-        let tp = std::time::Instant::now();
+        // Prolongator smoother ω = 4/(3ρ̂), ρ̂ = POWER_MARGIN × a lower bound of ρ(D⁻¹A) (the
+        // Gershgorin bound if that fails). Its size only affects the coarse space's quality
+        // (PᵀAP is SPD for any ω), not the V-cycle's definiteness.
         let est = self.power_estimate();
-        prof::add(9, tp);
-        // The estimate is a lower bound of ρ (a Rayleigh quotient): with the margin, ω·ρ < 2
-        // (a convergent smoother, an SPD V-cycle) unless it is below ρ/1.8 (ω = 4/(3ρ̂)).
         let rho = if est.is_finite() && est > 0.0 {
-            knob_f("AMG_MARGIN", POWER_MARGIN) * est
+            POWER_MARGIN * est
         } else {
-            self.gershgorin()
+            self.bound.iter().fold(0.0f32, |m, &b| m.max(b))
         };
         self.omega = if rho.is_finite() && rho > 0.0 {
             4.0 / (3.0 * rho)
@@ -456,11 +448,24 @@ impl Level {
     fn gershgorin(&mut self) -> f32 {
         let a = &self.a;
         for_each_indexed(&mut self.l_inv, |i, li| *li = chol_inv(a.diag[i]));
-        let l_inv = &self.l_inv;
+        // Each upper block B = L_i⁻¹·A_ij·L_j⁻ᵀ once: its absolute row sums (row i's share) and
+        // column sums (row j's); then per row, in `for_row` order.
+        let (l_inv, slot_row, col) = (&self.l_inv, &self.slot_row, &a.pattern.col);
+        for_each_indexed(&mut self.abs_sums, |s, sums| {
+            let b = l_inv[slot_row[s] as usize] * a.off[s] * l_inv[col[s] as usize].transpose();
+            let (x, y, z) = (b.x_axis.abs(), b.y_axis.abs(), b.z_axis.abs());
+            *sums = [
+                x + y + z,
+                Vec3A::new(x.element_sum(), y.element_sum(), z.element_sum()),
+            ];
+        });
+        let sums = &self.abs_sums;
         for_each_indexed(&mut self.bound, |i, b| {
-            let mut sum = Vec3A::ZERO;
-            for_row(a, i, |j, m, _| {
-                sum += abs_row_sums(&(l_inv[i] * m * l_inv[j].transpose()))
+            let mut sum = abs_row_sums(&(l_inv[i] * a.diag[i] * l_inv[i].transpose()));
+            for_row(a, i, |_, _, s| {
+                if s != DIAG {
+                    sum += sums[s][if slot_row[s] as usize == i { 0 } else { 1 }];
+                }
             });
             *b = sum.max_element();
         });
@@ -480,7 +485,7 @@ impl Level {
             *v = Vec3A::new(f(0), f(11), f(22));
         });
         let (mut est, mut scale) = (0.0f32, 1.0f32);
-        for _ in 0..knob_f("AMG_POWER", POWER_STEPS as f32) as usize {
+        for _ in 0..POWER_STEPS {
             let v = &self.sol;
             // u = A v; vᵀu, vᵀDv; the next v = D⁻¹u, scaled by the previous ‖v‖_D⁻¹ (bounded).
             let [num, den] = product_sums(a, v, &mut self.tmp, &mut self.sums, |i, u| {
@@ -580,6 +585,7 @@ impl Level {
         let mut fill = self.pt_ptr.clone();
         self.pt_row.resize(self.p_col.len(), 0);
         self.pt_slot.resize(self.p_col.len(), 0);
+        self.pt_val.resize(self.p_col.len(), Mat3A::ZERO);
         for i in 0..n {
             for s in self.p_ptr[i] as usize..self.p_ptr[i + 1] as usize {
                 let c = self.p_col[s] as usize;
@@ -660,11 +666,12 @@ impl Level {
             let cols = &self.p_col[self.p_ptr[i] as usize..self.p_ptr[i + 1] as usize];
             for_row(a, i, |j, _, s| {
                 let aj = self.agg[j / k];
-                self.p_map.push(if (s == DIAG || self.strong[s]) && aj != NONE {
-                    cols.binary_search(&(2 * aj)).unwrap_or(0) as u32
-                } else {
-                    NONE
-                });
+                self.p_map
+                    .push(if (s == DIAG || self.strong[s]) && aj != NONE {
+                        cols.binary_search(&(2 * aj)).unwrap_or(0) as u32
+                    } else {
+                        NONE
+                    });
             });
         }
         self.q_map.clear();
@@ -709,7 +716,8 @@ impl Level {
             }
         }
         self.ac_ptr.clear();
-        self.ac_ptr.extend((0..=cp.rows()).map(|c| (c as u32) + cp.row_ptr[c]));
+        self.ac_ptr
+            .extend((0..=cp.rows()).map(|c| (c as u32) + cp.row_ptr[c]));
         self.ac_val.resize(cp.rows() + cp.col.len(), Mat3A::ZERO);
     }
 
@@ -718,37 +726,49 @@ impl Level {
     /// parallel over row ranges above [`super::reduce::PARALLEL_FROM`] rows: the same bits at
     /// any thread count.
     fn numeric(&mut self, coarse: &mut BlockMatrix) {
-        let t = std::time::Instant::now();
         let a = &self.a;
         let (omega, d_inv, agg, k) = (self.omega, &self.d_inv, &self.agg, self.k);
         let (tt, tr, p_map) = (&self.tent_t, &self.tent_r, &self.p_map);
         let (row_ptr, lower_ptr) = (&a.pattern.row_ptr, &a.pattern.lower_ptr);
         // P_i,c += [i = j] T_ic − ω D_i⁻¹ A_ij T_jc over i and its strong neighbours j, c the
         // translation and rotation columns of j's aggregate.
+        let tk = &self.tent_kind;
         for_each_row(&self.p_ptr, &mut self.p_val, |i, vals| {
             vals.fill(Mat3A::ZERO);
-            let mut e = i + (row_ptr[i] + lower_ptr[i]) as usize;
-            if agg[i / k] != NONE {
-                let c = p_map[e] as usize;
-                vals[c] += tt[i];
-                vals[c + 1] += tr[i];
-            }
-            let wd = d_inv[i] * -omega;
+            let first = i + (row_ptr[i] + lower_ptr[i]) as usize;
+            // Σ_j A_ij·T_jc per column pair c first, then −ω_i D_i⁻¹ times each sum.
+            let mut e = first;
             for_row(a, i, |j, m, _| {
                 let c = p_map[e];
                 e += 1;
                 if c != NONE {
                     let c = c as usize;
-                    let wm = wd * m;
-                    vals[c] += wm * tt[j];
-                    vals[c + 1] += wm * tr[j];
+                    match tk[j] {
+                        TENT_ZERO => {}
+                        TENT_IDENTITY => vals[c] += m,
+                        _ => vals[c] += m * tt[j],
+                    }
+                    vals[c + 1] += m * tr[j];
                 }
             });
+            let wd = d_inv[i] * -omega;
+            for v in vals.iter_mut() {
+                *v = wd * *v;
+            }
+            if agg[i / k] != NONE {
+                let c = p_map[first] as usize;
+                vals[c] += tt[i];
+                vals[c + 1] += tr[i];
+            }
         });
-        prof::add(4, t);
-        let t = std::time::Instant::now();
+        // Pᵀ's blocks by coarse rows (the restriction reads them in order).
+        let (p_val, pt_slot) = (&self.p_val, &self.pt_slot);
+        for_each_indexed(&mut self.pt_val, |e, m| {
+            *m = p_val[pt_slot[e] as usize].transpose()
+        });
         // Q = A·P row by row.
-        let (p_ptr, p_val, q_map, q_map_ptr) = (&self.p_ptr, &self.p_val, &self.q_map, &self.q_map_ptr);
+        let (p_ptr, p_val, q_map, q_map_ptr) =
+            (&self.p_ptr, &self.p_val, &self.q_map, &self.q_map_ptr);
         for_each_row(&self.q_ptr, &mut self.q_val, |i, vals| {
             vals.fill(Mat3A::ZERO);
             let mut e = q_map_ptr[i] as usize;
@@ -759,19 +779,22 @@ impl Level {
                 }
             });
         });
-        prof::add(5, t);
-        let t = std::time::Instant::now();
         // A_c = Pᵀ·Q, coarse row by coarse row (diagonal and upper blocks only), into `ac_val`
         // ([diagonal, upper blocks] per coarse row).
-        let (pt_ptr, pt_row, pt_slot, q_ptr, q_val) =
-            (&self.pt_ptr, &self.pt_row, &self.pt_slot, &self.q_ptr, &self.q_val);
+        let (pt_ptr, pt_row, pt_val, q_ptr, q_val) = (
+            &self.pt_ptr,
+            &self.pt_row,
+            &self.pt_val,
+            &self.q_ptr,
+            &self.q_val,
+        );
         let (first, target, ptq_ptr) = (&self.ptq_first, &self.ptq_target, &self.ptq_ptr);
         for_each_row(&self.ac_ptr, &mut self.ac_val, |c, row| {
             row.fill(Mat3A::ZERO);
             let mut t = ptq_ptr[c] as usize;
             for e in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
                 let i = pt_row[e] as usize;
-                let pt = p_val[pt_slot[e] as usize].transpose();
+                let pt = pt_val[e];
                 for qv in &q_val[first[e] as usize..q_ptr[i + 1] as usize] {
                     row[target[t] as usize] += pt * *qv;
                     t += 1;
@@ -799,7 +822,6 @@ impl Level {
             let c = slot_row[s] as usize;
             *m = ac_val[s + c + 1];
         });
-        prof::add(6, t);
     }
 
     /// Tentative prolongator of the rigid-body modes (translations t and rotations φ = θ·ℓ of
@@ -857,6 +879,7 @@ impl Level {
             let c = agg[i / k];
             if c == NONE {
                 self.tent_t[i] = Mat3A::ZERO;
+                self.tent_kind[i] = TENT_ZERO;
                 tent_r[i] = Mat3A::ZERO;
                 continue;
             }
@@ -864,12 +887,19 @@ impl Level {
             if k == 1 {
                 let sm = filter.map_or(Mat3A::IDENTITY, |f| Mat3A::from(f[i].matrix()));
                 self.tent_t[i] = sm;
+                self.tent_kind[i] = match filter.map(|f| f[i]) {
+                    None | Some(Filter::Free) => TENT_IDENTITY,
+                    Some(Filter::Fixed) => TENT_ZERO,
+                    _ => TENT_OTHER,
+                };
                 tent_r[i] = sm * cross(d);
             } else if i % 2 == 0 {
                 self.tent_t[i] = Mat3A::IDENTITY;
+                self.tent_kind[i] = TENT_IDENTITY;
                 tent_r[i] = cross(d);
             } else {
                 self.tent_t[i] = Mat3A::ZERO;
+                self.tent_kind[i] = TENT_ZERO;
                 tent_r[i] = Mat3A::from_diagonal(glam::Vec3::splat(own / ell));
             }
         }
@@ -1050,7 +1080,6 @@ impl Amg {
         if self.levels.is_empty() || self.levels[0].a.pattern != a.pattern {
             self.setup(a, rest);
         }
-        let t0 = std::time::Instant::now();
         {
             let l0 = &mut self.levels[0];
             for_each_indexed(&mut l0.a.diag, |i, d| {
@@ -1067,32 +1096,23 @@ impl Amg {
             });
             for_each_indexed(&mut l0.pos, |i, p| *p = x[i].into());
         }
-        prof::add(0, t0);
         for l in 0..self.levels.len() {
-            let t = std::time::Instant::now();
             self.levels[l].smoother();
-            prof::add(if l == 0 { 1 } else { 2 }, t);
             if l + 1 == self.levels.len() {
-                let t = std::time::Instant::now();
                 self.coarsest.factor(&self.levels[l].a);
-                prof::add(7, t);
                 break;
             }
             let (fine, rest) = self.levels.split_at_mut(l + 1);
             let filter = (l == 0).then_some(filter);
             let count = fine[l].coarse_rows / 2;
-            let t = std::time::Instant::now();
             rest[0].scale = fine[l].tentative(count, filter, &mut rest[0].pos);
-            prof::add(3, t);
             fine[l].numeric(&mut rest[0].a);
         }
     }
 
     /// x = M⁻¹·r, one V-cycle (symmetric positive definite on Ã's space).
     pub fn apply(&mut self, r: &[Vec3A], x: &mut [Vec3A]) {
-        let t = std::time::Instant::now();
         cycle(&mut self.levels, &mut self.coarsest, r, x);
-        prof::add(8, t);
     }
 }
 
@@ -1105,21 +1125,20 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
         coarsest.solve(lv, r, x);
         return;
     }
-    let (d_inv, w) = (&lv.d_inv, lv.omega);
+    let d_sm = &lv.d_sm;
     // Pre-smoothing from x = 0: x = ω D⁻¹ r.
-    for_each_indexed(x, |i, xi| *xi = w * (d_inv[i] * r[i]));
+    for_each_indexed(x, |i, xi| *xi = d_sm[i] * r[i]);
     product(&lv.a, x, &mut lv.tmp, |i, t| *t = r[i] - *t);
     // Restriction r_c = Pᵀ·(r − A x), per coarse row in fine-row order.
     let next = &mut rest[0];
     let mut rc = std::mem::take(&mut next.rhs);
     let mut xc = std::mem::take(&mut next.sol);
     {
-        let (pt_ptr, pt_row, pt_slot, p_val, t) =
-            (&lv.pt_ptr, &lv.pt_row, &lv.pt_slot, &lv.p_val, &lv.tmp);
+        let (pt_ptr, pt_row, pt_val, t) = (&lv.pt_ptr, &lv.pt_row, &lv.pt_val, &lv.tmp);
         for_each_indexed(&mut rc, |c, rc| {
             let mut acc = Vec3A::ZERO;
             for k in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
-                acc += transpose_mul(&p_val[pt_slot[k] as usize], t[pt_row[k] as usize]);
+                acc += pt_val[k] * t[pt_row[k] as usize];
             }
             *rc = acc;
         });
@@ -1139,7 +1158,7 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
     // Post-smoothing: x += ω D⁻¹ (r − A x).
     product(&lv.a, x, &mut lv.tmp, |i, t| *t = r[i] - *t);
     let t = &lv.tmp;
-    for_each_indexed(x, |i, xi| *xi += w * (d_inv[i] * t[i]));
+    for_each_indexed(x, |i, xi| *xi += d_sm[i] * t[i]);
 }
 
 #[cfg(test)]
