@@ -24,31 +24,41 @@
 //! - **Smoothed prolongator** P = (I − ω D⁻¹ Ã_s) T, ω = 4/(3 ρ̂), Ã_s = Ã's diagonal and strong
 //!   couplings only (Vaněk et al.'s filtered matrix: on thin triangles P then extends along the
 //!   stiff direction only, and the coarse stencils stay sparse).
-//! - **ρ̂** = min(Gershgorin bound of L⁻¹·A·L⁻ᵀ, 1.2 × a 10-step power-iteration estimate of
-//!   ρ(D⁻¹A)), D = L·Lᵀ per block. The plain Gershgorin bound of D⁻¹A was 10× too large on cloth
-//!   (diagonal blocks stiff in the plane, soft across it), which halved the smoothing and doubled
-//!   the iterations.
+//! - **ρ̂** = 1.7 × the larger of two Rayleigh quotients vᵀÃv / vᵀDv, v = (D⁻¹Ã)^k v₀, k = 0, 1,
+//!   from a fixed pseudo-random v₀ (D⁻¹Ã is self-adjoint in the D inner product, so each is a
+//!   lower bound of ρ(D⁻¹Ã)); the margin was tuned on the synthetic membranes (iterations at
+//!   1.2 / 1.5 / 1.7 / 2.2: 12 / 10 / 10 / 15 on 256², 24 / 18 / 18 / 20 on the 20:1 strip). Its
+//!   accuracy only affects the coarse space's quality: PᵀÃP is SPD for any ω. (A 10-step power
+//!   iteration of ‖D⁻¹Ã v‖/‖v‖ cost ten products with A per level and solve.)
 //! - **Galerkin coarse operator** A_{ℓ+1} = Pᵀ·A_ℓ·P (all of A_ℓ, so it is SPD whenever A_ℓ is),
 //!   plus `ROTATION_FLOOR` on the rotation rows (a collinear aggregate cannot feel a rotation
 //!   about its own line).
-//! - **Smoother**: one damped block-Jacobi sweep x += ω D⁻¹(r − A x) before and after the coarse
-//!   correction. Jacobi is symmetric, so the V-cycle is a symmetric operator, and positive definite
-//!   when ω ρ(D⁻¹A) < 2 (a convergent smoother); MPCG needs exactly that.
-//!
+//! - **Smoother**: one ℓ1-scaled block-Jacobi sweep x += (ω/b_i)·D_i⁻¹(r − A x)_i before and after
+//!   the coarse correction, b_i the Gershgorin bound of block row i of L⁻¹·Ã·L⁻ᵀ (D = L·Lᵀ per
+//!   block: the largest absolute row sum of the scaled blocks; Baker, Falgout, Kolev & Yang,
+//!   "Multigrid smoothers for ultraparallel computing", SISC 2011, §6 "ℓ1 smoothers"), ω = 1.8.
+//!   By Schur's bound Ã ⪯ diag(b_i D_i), so ρ(diag(b_i D_i)⁻¹Ã) ≤ 1 and the sweep contracts
+//!   the error in the energy norm for any ω < 2: the V-cycle (symmetric, as Jacobi is) is positive
+//!   definite whatever the spectrum, which MPCG needs. A global weight 4/(3 ρ̂) from an estimate
+//!   of ρ instead amplifies an isolated stiff mode the estimate misses: a dress bake with a
+//!   3-step estimate tore at frame 17 (indefinite preconditioner, "converged" solves).
 //! The coarsest level (≤ [`DENSE_MAX`] rows) is solved by a dense f64 Cholesky factor.
 //!
-//! Reuse: the structure (aggregates, patterns of P, A·P and the coarse matrices, all scratch) is
-//! built once per matrix pattern from the pattern and the rest shape; every solve refills the
-//! values in place (filtered fine matrix, D⁻¹, ω, T from the current positions, P, A·P, coarse
-//! matrices, coarse factor), so the hierarchy is a function of the current matrix and positions
+//! Reuse: the structure (aggregates, patterns of P, A·P and the coarse matrices, and the maps of
+//! where each term of those products lands, all scratch) is built once per matrix pattern from
+//! the pattern and the rest shape; every solve refills the values in place (filtered fine matrix,
+//! D⁻¹ and the smoother weights, ω, T from the current positions, P, A·P, coarse matrices, coarse
+//! factor) with no searches, so the hierarchy is a function of the current matrix and positions
 //! alone (nothing carried between substeps: the same after a checkpoint resume). Every row of
-//! every product is computed by one thread in a fixed order and norms are reduced in fixed
-//! chunks, so results are bit-identical at any thread count; the V-cycle's passes are row-parallel
-//! above [`super::reduce::PARALLEL_FROM`] rows (the setup's products are serial).
+//! every product is computed by one thread in a fixed order and sums are reduced in fixed
+//! chunks, so results are bit-identical at any thread count; the refill's products and the
+//! V-cycle's passes are row-parallel above [`super::reduce::PARALLEL_FROM`] rows. The V-cycle's
+//! products with A read each half-stored block once ([`BlockMatrix::mul_rows`]).
 //!
-//! Cost: a V-cycle is about four products with A on the fine level plus the coarse levels, and the
-//! per-solve refill about fifteen; in return the iteration count hardly grows with the vertex
-//! count (BENCHMARKS.md: 22–26 per substep from 4k to 65k vertices vs 44–113 for IC(0)).
+//! Cost: a V-cycle is about seven fine-level products' worth of block operations (two products
+//! with A, P and Pᵀ, the first coarse level's two products), and the per-solve refill several
+//! times that; in return the iteration count hardly grows with the vertex count or the triangle
+//! shape. Which preconditioner a bake uses by default: [`super::choice`].
 
 use super::block_sparse::{BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};

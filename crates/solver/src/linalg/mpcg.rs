@@ -114,6 +114,18 @@ pub enum Preconditioner {
     Auto,
 }
 
+impl Preconditioner {
+    /// The name as written in a scene file (`[scene] preconditioner`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Preconditioner::BlockJacobi => "jacobi",
+            Preconditioner::IncompleteCholesky => "ic",
+            Preconditioner::Amg => "amg",
+            Preconditioner::Auto => "auto",
+        }
+    }
+}
+
 /// Stopping rule: filtered residual below `tolerance` relative to the larger of the filtered
 /// right-hand side and the reference impulse (see [`Problem::mass`]); at most `max_iterations`.
 #[derive(Debug, Clone, Copy, PartialEq)]
