@@ -40,8 +40,11 @@
 //!   By Schur's bound Ã ⪯ diag(b_i D_i), so ρ(diag(b_i D_i)⁻¹Ã) ≤ 1 and the sweep contracts
 //!   the error in the energy norm for any ω < 2: the V-cycle (symmetric, as Jacobi is) is positive
 //!   definite whatever the spectrum, which MPCG needs. A global weight 4/(3 ρ̂) from an estimate
-//!   of ρ instead amplifies an isolated stiff mode the estimate misses: a dress bake with a
-//!   3-step estimate tore at frame 17 (indefinite preconditioner, "converged" solves).
+//!   of ρ instead amplifies an isolated stiff mode the estimate misses (ω·λ > 2 for an estimate
+//!   below 2ρ/3: an indefinite preconditioner, whose rᵀM⁻¹r can report convergence that is not
+//!   there); the dress-walk sample with such a weight from a 3-step estimate tore at frame 17,
+//!   with a 10-step one or a larger margin it did not.
+//!
 //! The coarsest level (≤ [`DENSE_MAX`] rows) is solved by a dense f64 Cholesky factor.
 //!
 //! Reuse: the structure (aggregates, patterns of P, A·P and the coarse matrices, and the maps of
@@ -333,16 +336,15 @@ fn for_each_row<T: Send>(ptr: &[u32], vals: &mut [T], f: impl Fn(usize, &mut [T]
     }
 }
 
+/// `neighbours(b, f)`: calls f(c, w_bc) for each strong neighbour c of node b.
+type Neighbours<'a> = dyn Fn(usize, &mut dyn FnMut(usize, f32)) + 'a;
+
 /// Greedy three-pass aggregation (Vaněk et al. §3) of `nodes` nodes over the strong graph given by
 /// `neighbours(b, f)` (calls f(c, w_bc) for each strong neighbour c of b): pass 1, a root whose
 /// strong neighbours are all free takes them; pass 2, leftovers join their strongest aggregated
 /// neighbour's aggregate; pass 3, what is left with strong neighbours forms aggregates with its
 /// free neighbours. Nodes without strong neighbours stay [`NONE`]. Serial, in node order.
-fn greedy(
-    nodes: usize,
-    neighbours: &dyn Fn(usize, &mut dyn FnMut(usize, f32)),
-    agg: &mut Vec<u32>,
-) -> usize {
+fn greedy(nodes: usize, neighbours: &Neighbours, agg: &mut Vec<u32>) -> usize {
     agg.clear();
     agg.resize(nodes, NONE);
     let mut count = 0u32;
