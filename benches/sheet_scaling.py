@@ -73,10 +73,18 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=1, help="alternating runs per binary and case")
     ap.add_argument("--bin", default=os.environ.get("CLOTHBAKE_BIN", str(REPO / "target/release/clothbake")))
     ap.add_argument("--before", help="an earlier clothbake binary, baked alternately with --bin")
+    ap.add_argument("--preconditioner", default="",
+                    help="comma-separated [scene] preconditioner values (ic, amg, auto, ...), baked "
+                         "alternately per binary; default: the scene's default")
     args = ap.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.self_collision]
     binaries = [("before", args.before), ("after", args.bin)] if args.before else [("clothbake", args.bin)]
+    pcs = [p for p in args.preconditioner.split(",") if p]
+    if pcs:
+        binaries = [(f"{name} {pc}" if len(binaries) > 1 else pc, b, pc) for name, b in binaries for pc in pcs]
+    else:
+        binaries = [(name, b, None) for name, b in binaries]
     load_before = os.getloadavg()
     print(f"sheet on a sphere, 5 substeps/frame, {args.frames} frames, {os.cpu_count()} cores; "
           f"load average before {tuple(round(x, 2) for x in load_before)}", flush=True)
@@ -90,12 +98,17 @@ def main() -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 folder = Path(tmp)
                 scene = write_clothbake_scene(folder, n, args.frames, sc)
-                runs: dict = {name: [] for name, _ in binaries}
+                runs: dict = {name: [] for name, _, _ in binaries}
                 for _ in range(args.runs):
-                    for name, binary in binaries:
-                        runs[name].append(bake(binary, folder, scene))
+                    for name, binary, pc in binaries:
+                        variant = scene
+                        if pc:
+                            variant = folder / f"scene-{pc}.toml"
+                            variant.write_text(scene.read_text().replace(
+                                "[scene]\n", f'[scene]\npreconditioner = "{pc}"\n', 1))
+                        runs[name].append(bake(binary, folder, variant))
             best = {name: min(r, key=lambda x: x["wall"]) for name, r in runs.items()}
-            for name, _ in binaries:
+            for name, _, _ in binaries:
                 r, v = best[name], n * n
                 frame_ms = r["wall"] * 1000.0 / r["frames"]
                 attempted = r["substeps"] + r["rejected"]
@@ -117,7 +130,7 @@ def main() -> int:
                 per_vertex[(name, sc, n)] = frame_ms / v
     print(f"\nload average after {tuple(round(x, 2) for x in os.getloadavg())}")
     lo, hi = min(sizes), max(sizes)
-    for name, _ in binaries:
+    for name, _, _ in binaries:
         for sc in modes:
             if (name, sc, lo) in per_vertex and (name, sc, hi) in per_vertex and lo != hi:
                 print(f"{name}, self-collision {'on' if sc else 'off'}: ms/frame per vertex at {hi * hi:,} "

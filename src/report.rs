@@ -21,6 +21,8 @@ pub struct BakeReport {
     /// Frames simulated before `frame_start` and not written (see the `start` event).
     pub preroll_frames: u32,
     pub threads: usize,
+    /// The MPCG preconditioner used (`[scene] preconditioner`, "auto" resolved from the mesh).
+    pub preconditioner: &'static str,
     pub garments: Vec<GarmentRecord>,
     /// Collider names in the order of `frames[].colliders`.
     pub colliders: Vec<String>,

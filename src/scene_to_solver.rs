@@ -45,6 +45,7 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
             Some(PreconditionerName::Jacobi) => Preconditioner::BlockJacobi,
             Some(PreconditionerName::Ic) => Preconditioner::IncompleteCholesky,
             Some(PreconditionerName::Amg) => Preconditioner::Amg,
+            Some(PreconditionerName::Auto) => Preconditioner::Auto,
         },
         ..defaults
     }

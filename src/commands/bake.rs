@@ -177,6 +177,7 @@ fn bake(
         frame_end: plan.last,
         preroll_frames: (plan.first - scene.first_simulated_frame()) as u32,
         threads,
+        preconditioner: sim.settings().preconditioner.name(),
         garments: scene
             .garments
             .iter()

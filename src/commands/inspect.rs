@@ -100,6 +100,14 @@ fn inspect_scene(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()>
     info.add("preroll_from", scene.preroll.from.name());
     info.add("first_simulated_frame", scene.first_simulated_frame());
     info.add("integrator", scene.file.settings.integrator.name());
+    info.add(
+        "preconditioner",
+        scene
+            .file
+            .settings
+            .preconditioner
+            .map_or("auto", |p| p.name()),
+    );
     info.add("damping_projection", scene.file.settings.damping_projection);
     let garments: Vec<Value> = scene
         .garments

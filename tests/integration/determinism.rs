@@ -32,8 +32,24 @@ fn bake_bytes(
 }
 
 fn assert_deterministic(sample: &str, frames: &str) {
+    assert_deterministic_with(sample, frames, None);
+}
+
+/// Like [`assert_deterministic`] with `[scene] preconditioner = NAME` added.
+fn assert_deterministic_with(sample: &str, frames: &str, preconditioner: Option<&str>) {
     let d = Dir::new();
-    let scene = d.sample(sample);
+    let mut scene = d.sample(sample);
+    if let Some(name) = preconditioner {
+        let text = std::fs::read_to_string(d.path(&scene)).expect("read scene");
+        let edited = text.replacen(
+            "[scene]\n",
+            &format!("[scene]\npreconditioner = \"{name}\"\n"),
+            1,
+        );
+        assert_ne!(text, edited, "no [scene] table in {scene}");
+        scene = format!("{sample}/scene-{name}.toml");
+        d.write(&scene, edited);
+    }
     let one = bake_bytes(&d, &scene, "1", "t1", frames);
     let two = bake_bytes(&d, &scene, "2", "t2", frames);
     assert!(!one.is_empty());
@@ -50,6 +66,12 @@ fn assert_deterministic(sample: &str, frames: &str) {
 #[test]
 fn sheet_on_sphere_is_identical_at_1_and_2_threads() {
     assert_deterministic("sheet-on-sphere", "1..10");
+}
+
+/// The AMG preconditioner too (its hierarchy's products and reductions run in fixed row ranges).
+#[test]
+fn sheet_on_sphere_with_amg_is_identical_at_1_and_2_threads() {
+    assert_deterministic_with("sheet-on-sphere", "1..10", Some("amg"));
 }
 
 #[test]

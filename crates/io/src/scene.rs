@@ -222,6 +222,9 @@ pub enum PreconditionerName {
     /// Smoothed-aggregation algebraic multigrid V-cycle (Tamstorf, Jones & McCormick 2015).
     #[serde(rename = "amg")]
     Amg,
+    /// AMG if the rest mesh's median triangle is thin, else IC(0) (the default).
+    #[serde(rename = "auto")]
+    Auto,
 }
 
 impl PreconditionerName {
@@ -231,6 +234,7 @@ impl PreconditionerName {
             PreconditionerName::Jacobi => "jacobi",
             PreconditionerName::Ic => "ic",
             PreconditionerName::Amg => "amg",
+            PreconditionerName::Auto => "auto",
         }
     }
 }
@@ -290,7 +294,8 @@ pub struct Settings {
     pub kang_iterations: Option<u32>,
     /// Relaxation passes per substep under `integrator = "verlet"` (>= 1); default the solver's.
     pub verlet_iterations: Option<u32>,
-    /// MPCG preconditioner: `"jacobi"`, `"ic"` or `"amg"`; `None`: the solver's default.
+    /// MPCG preconditioner: `"jacobi"`, `"ic"`, `"amg"` or `"auto"`; `None`: the solver's
+    /// default (`"auto"`).
     pub preconditioner: Option<PreconditionerName>,
 }
 

@@ -280,6 +280,7 @@ fn preconditioner_is_parsed_and_unknown_names_are_rejected() {
     assert_eq!(parse("").unwrap().settings.preconditioner, None);
     for (text, want) in [
         ("amg", PreconditionerName::Amg),
+        ("auto", PreconditionerName::Auto),
         ("ic", PreconditionerName::Ic),
         ("jacobi", PreconditionerName::Jacobi),
     ] {

@@ -73,7 +73,9 @@ pub struct SimSettings {
     /// times its rest length), even at the smallest substep, fails the frame with
     /// [`SimError::Torn`]. Default [`DEFAULT_STRAIN_LIMIT`].
     pub strain_limit: f32,
-    /// MPCG preconditioner (default block incomplete Cholesky).
+    /// MPCG preconditioner. Default [`Preconditioner::Auto`]: resolved by [`Simulation::new`]
+    /// from the rest mesh ([`crate::linalg::choice::resolve`]); [`Simulation::settings`] shows the
+    /// choice.
     pub preconditioner: Preconditioner,
     /// Find the cloth–cloth proximity contacts of a substep on another thread while its linear
     /// solve runs, when the solve is small enough to run on one thread (default on). The result
@@ -245,6 +247,12 @@ impl Simulation {
     pub fn new(garments: Vec<GarmentDesc>, settings: SimSettings) -> Result<Self, ModelError> {
         settings.validate()?;
         let model = Model::new(&garments)?;
+        let mut settings = settings;
+        settings.preconditioner = crate::linalg::choice::resolve(
+            settings.preconditioner,
+            &model.rest_positions,
+            &model.triangles,
+        );
         let state = State::at_rest(&model.initial_positions, PinTargets::new(&model));
         Ok(Simulation {
             ws: Workspace::new(&model)?,

@@ -101,13 +101,29 @@ pub enum Preconditioner {
     /// sparse triangular sweeps per iteration (about one extra product with A, about 2× the cost of
     /// a block-Jacobi iteration), in exchange for a fifth to a quarter of the iterations on stiff
     /// cloth (BENCHMARKS.md).
-    #[default]
     IncompleteCholesky,
     /// Smoothed-aggregation algebraic multigrid V-cycle on S·A·S + (I − S) ([`Amg`]; Tamstorf,
     /// Jones & McCormick 2015): a hierarchy refilled per solve (rebuilt only when its aggregates
     /// change) and about four products with A per iteration, for iteration counts that grow slowly
     /// with the vertex count and hardly with triangle shape (BENCHMARKS.md).
     Amg,
+    /// Chosen from the rest mesh when the simulation is built ([`super::choice::resolve`]):
+    /// AMG where the typical triangle is thin, IC(0) otherwise. A solve given `Auto` directly
+    /// (no mesh at hand) uses IC(0).
+    #[default]
+    Auto,
+}
+
+impl Preconditioner {
+    /// The name as written in a scene file (`[scene] preconditioner`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Preconditioner::BlockJacobi => "jacobi",
+            Preconditioner::IncompleteCholesky => "ic",
+            Preconditioner::Amg => "amg",
+            Preconditioner::Auto => "auto",
+        }
+    }
 }
 
 /// Stopping rule: filtered residual below `tolerance` relative to the larger of the filtered
@@ -193,7 +209,8 @@ impl Factor {
                     };
                 });
             }
-            Preconditioner::IncompleteCholesky => {
+            Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
+                self.kind = Preconditioner::IncompleteCholesky;
                 for shift in IC_SHIFTS {
                     if self.ic.factor(a, filter, shift) == 0 {
                         break;
@@ -228,7 +245,9 @@ impl Factor {
                     *dot = sum;
                 }
             }
-            Preconditioner::IncompleteCholesky => self.ic.forward_partition(k, rhs, u, dots),
+            Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
+                self.ic.forward_partition(k, rhs, u, dots)
+            }
             // The V-cycle is global: here only r is produced (into u); the caller then applies
             // it to the whole r ([`Factor::delta`], the end of an iteration in [`Mpcg::solve`]).
             Preconditioner::Amg => {
@@ -250,7 +269,9 @@ impl Factor {
                     each(l, *h);
                 }
             }
-            Preconditioner::IncompleteCholesky => self.ic.backward_partition(k, uh, each),
+            Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
+                self.ic.backward_partition(k, uh, each)
+            }
         }
     }
 

@@ -1,0 +1,121 @@
+//! What [`Preconditioner::Auto`] stands for: chosen once per simulation from the rest mesh, so a
+//! bake (and a checkpoint resume) always uses the same one.
+//!
+//! Block IC(0) needs few, cheap iterations on well-shaped garments; the SA-AMG V-cycle
+//! ([`super::Amg`]) costs several times more per iteration (setup included), but its iteration
+//! count hardly depends on the triangles' shape or the vertex count. On thin triangles IC(0)
+//! stops converging within the iteration cap (the thin-skirt-walk bench: 137 iterations per
+//! substep and a quarter of the substeps rejected, against 14 for AMG and none rejected; the bake
+//! is several times faster with AMG), so `Auto` takes AMG where the typical triangle is thin, and
+//! IC(0) otherwise (BENCHMARKS.md, "Preconditioner choice").
+
+use super::mpcg::Preconditioner;
+use glam::Vec3;
+
+/// Triangle shape ([`aspect`]) from which a triangle counts as thin: between the well-shaped
+/// skirt (≈ 2) and the thin skirt (18–28) of the character bench, above the 5:1 grid on which
+/// IC(0) still needs only 1.1× its iterations on square cells.
+pub const THIN_ASPECT: f32 = 8.0;
+
+/// Longest edge over the altitude onto it, |e|² / (2·area): 2/√3 for an equilateral triangle,
+/// 2 for half a square, ≈ k for a right triangle with legs 1 and k ≫ 1; infinite if degenerate.
+pub fn aspect(a: Vec3, b: Vec3, c: Vec3) -> f32 {
+    let longest = (b - a)
+        .length_squared()
+        .max((c - b).length_squared())
+        .max((a - c).length_squared());
+    let twice_area = (b - a).cross(c - a).length();
+    if twice_area > 0.0 {
+        longest / twice_area
+    } else {
+        f32::INFINITY
+    }
+}
+
+/// Median [`aspect`] of the triangles over the positions `x` (m); None without triangles.
+pub fn median_aspect(x: &[Vec3], triangles: &[[u32; 3]]) -> Option<f32> {
+    let mut shapes: Vec<f32> = triangles
+        .iter()
+        .map(|t| aspect(x[t[0] as usize], x[t[1] as usize], x[t[2] as usize]))
+        .collect();
+    if shapes.is_empty() {
+        return None;
+    }
+    let mid = shapes.len() / 2;
+    let (_, m, _) = shapes.select_nth_unstable_by(mid, f32::total_cmp);
+    Some(*m)
+}
+
+/// The preconditioner [`Preconditioner::Auto`] resolves to for a mesh with rest positions `rest`
+/// (m): [`Preconditioner::Amg`] if its median triangle is thin ([`THIN_ASPECT`]), else
+/// [`Preconditioner::IncompleteCholesky`]. Any other `requested` value is returned unchanged.
+pub fn resolve(requested: Preconditioner, rest: &[Vec3], triangles: &[[u32; 3]]) -> Preconditioner {
+    if requested != Preconditioner::Auto {
+        return requested;
+    }
+    match median_aspect(rest, triangles) {
+        Some(m) if m >= THIN_ASPECT => Preconditioner::Amg,
+        _ => Preconditioner::IncompleteCholesky,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An nx × ny grid of cells dx × dy, two triangles per cell.
+    fn grid(nx: usize, ny: usize, dx: f32, dy: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+        let x = (0..ny)
+            .flat_map(|j| (0..nx).map(move |i| Vec3::new(i as f32 * dx, j as f32 * dy, 0.0)))
+            .collect();
+        let id = |i: usize, j: usize| (j * nx + i) as u32;
+        let t = (0..ny - 1)
+            .flat_map(|j| {
+                (0..nx - 1).flat_map(move |i| {
+                    [
+                        [id(i, j), id(i + 1, j), id(i + 1, j + 1)],
+                        [id(i, j), id(i + 1, j + 1), id(i, j + 1)],
+                    ]
+                })
+            })
+            .collect();
+        (x, t)
+    }
+
+    #[test]
+    fn aspect_of_known_triangles() {
+        let (o, ex, ey) = (Vec3::ZERO, Vec3::X, Vec3::Y);
+        assert!((aspect(o, ex, ey) - 2.0).abs() < 1e-6);
+        let eq = aspect(o, ex, Vec3::new(0.5, 3f32.sqrt() / 2.0, 0.0));
+        assert!((eq - 2.0 / 3f32.sqrt()).abs() < 1e-5, "{eq}");
+        let thin = aspect(o, ex * 20.0, ey);
+        assert!((thin - 20.05).abs() < 0.01, "{thin}");
+        assert_eq!(aspect(o, ex, ex * 2.0), f32::INFINITY);
+    }
+
+    /// Square cells keep IC(0), 20:1 cells (the thin skirt's shape) and 10:1 take AMG, 5:1 keeps
+    /// IC(0); explicit choices pass through; no triangles: IC(0).
+    #[test]
+    fn auto_takes_amg_on_thin_triangles_only() {
+        let pick = |dx: f32, dy: f32| {
+            let (x, t) = grid(12, 30, dx, dy);
+            resolve(Preconditioner::Auto, &x, &t)
+        };
+        assert_eq!(pick(0.01, 0.01), Preconditioner::IncompleteCholesky);
+        assert_eq!(pick(0.01, 0.002), Preconditioner::IncompleteCholesky);
+        assert_eq!(pick(0.01, 0.001), Preconditioner::Amg);
+        assert_eq!(pick(0.0005, 0.01), Preconditioner::Amg);
+        let (x, t) = grid(12, 30, 0.01, 0.0005);
+        for p in [
+            Preconditioner::BlockJacobi,
+            Preconditioner::IncompleteCholesky,
+            Preconditioner::Amg,
+        ] {
+            assert_eq!(resolve(p, &x, &t), p);
+        }
+        assert_eq!(
+            resolve(Preconditioner::Auto, &x, &[]),
+            Preconditioner::IncompleteCholesky
+        );
+    }
+}
