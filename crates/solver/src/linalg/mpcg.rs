@@ -108,7 +108,8 @@ pub enum Preconditioner {
     /// with the vertex count and hardly with triangle shape (BENCHMARKS.md).
     Amg,
     /// Chosen from the rest mesh when the simulation is built ([`super::choice::resolve`]):
-    /// AMG where the typical triangle is thin, IC(0) otherwise. A solve given `Auto` directly
+    /// AMG where the typical triangle is thin or from 32,768 vertices, IC(0) otherwise. A solve
+    /// given `Auto` directly
     /// (no mesh at hand) uses IC(0).
     #[default]
     Auto,
