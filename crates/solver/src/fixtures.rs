@@ -57,6 +57,12 @@ pub fn hard_pins<'a>(vertices: impl IntoIterator<Item = &'a u32>) -> Vec<Pin> {
         .collect()
 }
 
+/// Hard pins on the two opposite edges i = 0 and i = n − 1 of a [`sheet`] of `n × n`.
+pub fn edge_pins(n: usize) -> Vec<Pin> {
+    let edges = (0..n).flat_map(|j| [sheet_vertex(n, 0, j), sheet_vertex(n, n - 1, j)]);
+    hard_pins(&edges.collect::<Vec<_>>())
+}
+
 /// The determinism tests' pins on a [`sheet`] of `n × n`: corner (0, 0) hard, corner (n − 1, 0) a
 /// goal spring of weight 0.5.
 pub fn corner_pins(n: usize) -> Vec<Pin> {

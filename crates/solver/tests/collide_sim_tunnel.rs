@@ -1,8 +1,8 @@
 //! A 3 cm capsule moving at 5 m/s (24 fps, 2 substeps: 10.4 cm per substep, more than its
 //! diameter) into a sheet with 1 cm thickness must never tunnel: no vertex inside or on the far side.
 
-use clothbake_solver::fixtures::{sheet, sheet_vertex};
-use clothbake_solver::{ColliderShape, MovingCollider, Pin, SimSettings, Simulation};
+use clothbake_solver::fixtures::{edge_pins, sheet, sheet_vertex};
+use clothbake_solver::{ColliderShape, MovingCollider, SimSettings, Simulation};
 use glam::Vec3;
 
 const THICKNESS: f32 = 0.01;
@@ -47,14 +47,7 @@ fn push_through_at(
     let mut g = sheet("sheet", N, 0.6, 0.0);
     g.thickness = THICKNESS;
     if pinned_edges {
-        for j in 0..N {
-            for i in [0, N - 1] {
-                g.pins.push(Pin {
-                    vertex: sheet_vertex(N, i, j),
-                    weight: 1.0,
-                });
-            }
-        }
+        g.pins = edge_pins(N);
     }
     let settings = SimSettings {
         substeps: 2,
