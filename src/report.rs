@@ -21,8 +21,10 @@ pub struct BakeReport {
     /// Frames simulated before `frame_start` and not written (see the `start` event).
     pub preroll_frames: u32,
     pub threads: usize,
-    /// The MPCG preconditioner used (`[scene] preconditioner`, "auto" resolved from the mesh).
-    pub preconditioner: &'static str,
+    /// The MPCG preconditioner used (`[scene] preconditioner`, "auto" resolved from the mesh):
+    /// `"ic"`, `"amg"`, `"jacobi"`, or `"ic, amg from frame N"` when `auto` moved to AMG during
+    /// the bake because an IC(0) solve did not converge.
+    pub preconditioner: String,
     pub garments: Vec<GarmentRecord>,
     /// Collider names in the order of `frames[].colliders`.
     pub colliders: Vec<String>,

@@ -177,7 +177,7 @@ fn bake(
         frame_end: plan.last,
         preroll_frames: (plan.first - scene.first_simulated_frame()) as u32,
         threads,
-        preconditioner: sim.settings().preconditioner.name(),
+        preconditioner: sim.settings().preconditioner.name().to_string(),
         garments: scene
             .garments
             .iter()
@@ -431,6 +431,11 @@ fn bake(
         checkpoint::remove_stage(dir)?;
     }
     report.total_seconds = started.elapsed().as_secs_f64();
+    if let Some(frames) = sim.state().controller.auto_preconditioner.amg_from {
+        // The switch happened while simulating frame number `frames + 1` since the start.
+        let frame = scene.first_simulated_frame() + frames as i32 + 1;
+        report.preconditioner = format!("ic, amg from frame {frame}");
+    }
     for f in &report.frames {
         report.substep_totals.add(f);
     }

@@ -218,6 +218,9 @@ pub struct Simulation {
     substep_log: Vec<SubstepReport>,
     /// Raised by another thread to stop the current frame before its next substep.
     stop: Option<Arc<AtomicBool>>,
+    /// `preconditioner = "auto"` resolved to IC(0): the solves are watched and may move to AMG
+    /// ([`crate::linalg::choice::AutoWatch`]).
+    watch_preconditioner: bool,
 }
 
 /// Why a saved [`State`] cannot be restored into a simulation.
@@ -248,11 +251,11 @@ impl Simulation {
         settings.validate()?;
         let model = Model::new(&garments)?;
         let mut settings = settings;
-        settings.preconditioner = crate::linalg::choice::resolve(
-            settings.preconditioner,
-            &model.rest_positions,
-            &model.triangles,
-        );
+        let requested = settings.preconditioner;
+        settings.preconditioner =
+            crate::linalg::choice::resolve(requested, &model.rest_positions, &model.triangles);
+        let watch_preconditioner = requested == Preconditioner::Auto
+            && settings.preconditioner == Preconditioner::IncompleteCholesky;
         let state = State::at_rest(&model.initial_positions, PinTargets::new(&model));
         Ok(Simulation {
             ws: Workspace::new(&model)?,
@@ -260,6 +263,7 @@ impl Simulation {
             settings,
             substep_log: Vec::new(),
             stop: None,
+            watch_preconditioner,
             model,
         })
     }
@@ -472,8 +476,13 @@ impl Simulation {
             if bad && settings.adaptive && state.controller.h_scale < settings.max_halvings {
                 r.rejected = r.rejected.or(Some(Rejection::NonFiniteState));
                 report.reject(&r);
-                self.substep_log.push(r);
                 accept::reject(state, ws);
+                if self.watch_preconditioner && r.rejected == Some(Rejection::CgNotConverged) {
+                    let frames = state.clock.frames as u32;
+                    let watch = &mut state.controller.auto_preconditioner;
+                    watch.count(false, frames);
+                }
+                self.substep_log.push(r);
                 continue;
             }
             if let Some(vertex) = non_finite {
@@ -515,6 +524,11 @@ impl Simulation {
             report.accept(&r);
             self.substep_log.push(r);
             accept::accept(state, ws, sub.h, step, settings.integrator);
+            if self.watch_preconditioner {
+                let frames = state.clock.frames as u32;
+                let watch = &mut state.controller.auto_preconditioner;
+                watch.count(r.cg.converged, frames);
+            }
         }
         state.clock.substep_pos = 0;
         state.clock.frames += 1;

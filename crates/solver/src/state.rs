@@ -13,7 +13,7 @@ use crate::constraints::ContactMemory;
 use crate::pins::PinTargets;
 
 /// Version of the [`State`] layout; a saved state of another version cannot be resumed.
-pub const STATE_VERSION: u32 = 3;
+pub const STATE_VERSION: u32 = 4;
 
 /// Where the simulation is in time.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -36,6 +36,9 @@ pub struct StepController {
     pub h_scale: u32,
     /// Substeps accepted since the last rejection or growth.
     pub accepted_in_row: u32,
+    /// `preconditioner = "auto"` resolved to IC(0): whether (and from when) the solve uses AMG
+    /// instead ([`crate::linalg::choice::AutoWatch`]).
+    pub auto_preconditioner: crate::linalg::choice::AutoWatch,
 }
 
 /// Everything the next substep depends on, as flat arrays over the model's global vertex indices.

@@ -14,6 +14,40 @@
 
 use super::mpcg::Preconditioner;
 use glam::Vec3;
+use serde::{Deserialize, Serialize};
+
+/// `preconditioner = "auto"` on a mesh [`resolve`] gave IC(0) watches its solves: one that stops
+/// short of its tolerance within `cg_max_iterations` moves the rest of the simulation to AMG,
+/// which converges in 14–21 iterations where IC(0) does not (thin triangles, long free-hanging
+/// skirts). A high but converging iteration count is not a signal: IC(0)'s count varies 2–3× over
+/// one bake (dress-walk: 90–124 per substep in its first frames, 44 over the bake; a rule on
+/// 16-substep windows above 90 moved it to AMG at frame 5 and made the bake 1.6× slower). Part of
+/// the state (`StepController`), so a resumed bake makes the same choice at the same substep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AutoWatch {
+    /// Frames completed (since the simulation's start) when the solve moved to AMG; None while
+    /// IC(0) is used.
+    pub amg_from: Option<u32>,
+}
+
+impl AutoWatch {
+    /// The preconditioner a solve uses: AMG once moved, else `resolved` (the settings' choice).
+    pub fn active(&self, resolved: Preconditioner) -> Preconditioner {
+        if self.amg_from.is_some() {
+            Preconditioner::Amg
+        } else {
+            resolved
+        }
+    }
+
+    /// Notes a solve that did (`converged`) or did not reach its tolerance while `frames` frames
+    /// are complete.
+    pub fn count(&mut self, converged: bool, frames: u32) {
+        if !converged && self.amg_from.is_none() {
+            self.amg_from = Some(frames);
+        }
+    }
+}
 
 /// Triangle shape ([`aspect`]) from which a triangle counts as thin: between the well-shaped
 /// skirt (≈ 2) and the thin skirt (18–28) of the character bench, above the 5:1 grid on which
@@ -128,6 +162,21 @@ mod tests {
             resolve(Preconditioner::Auto, &x, &[]),
             Preconditioner::IncompleteCholesky
         );
+    }
+
+    /// The watch moves to AMG after the first solve that did not converge, and stays there.
+    #[test]
+    fn the_watch_moves_to_amg_when_ic_fails() {
+        let mut w = AutoWatch::default();
+        w.count(true, 3);
+        let ic = Preconditioner::IncompleteCholesky;
+        assert_eq!(w.active(ic), ic);
+        w.count(false, 4);
+        assert_eq!(w.amg_from, Some(4));
+        assert_eq!(w.active(ic), Preconditioner::Amg);
+        w.count(false, 9);
+        w.count(true, 10);
+        assert_eq!(w.amg_from, Some(4));
     }
 
     /// Well-shaped meshes take AMG from AMG_FROM_VERTICES vertices on.

@@ -70,7 +70,10 @@ pub(crate) fn run(
         tolerance: settings.cg_tolerance,
         max_iterations: settings.cg_max_iterations,
         velocity_floor: ws.base.step(h) * settings.gravity.length().max(1.0),
-        preconditioner: settings.preconditioner,
+        preconditioner: state
+            .controller
+            .auto_preconditioner
+            .active(settings.preconditioner),
     };
     // AIMEX: the vertices with only explicit elements are solved directly and prescribed.
     let decoupled = settings.integrator == Integrator::Aimex && {
