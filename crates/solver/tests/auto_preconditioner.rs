@@ -29,7 +29,10 @@ fn bake(s: &mut Simulation, frames: u32) -> Vec<FrameReport> {
 fn auto_moves_to_amg_after_an_ic_solve_fails_and_keeps_it_on_resume() {
     // Enough iterations: IC(0) converges and auto never moves.
     let mut easy = sim(Preconditioner::Auto, 200);
-    assert_eq!(easy.settings().preconditioner, Preconditioner::IncompleteCholesky);
+    assert_eq!(
+        easy.settings().preconditioner,
+        Preconditioner::IncompleteCholesky
+    );
     bake(&mut easy, 4);
     assert_eq!(easy.state().controller.auto_preconditioner.amg_from, None);
 
@@ -38,7 +41,10 @@ fn auto_moves_to_amg_after_an_ic_solve_fails_and_keeps_it_on_resume() {
     let mut auto = sim(Preconditioner::Auto, 4);
     let first = bake(&mut auto, 1);
     assert!(first[0].rejections.cg_not_converged > 0, "{first:?}");
-    assert_eq!(auto.state().controller.auto_preconditioner.amg_from, Some(0));
+    assert_eq!(
+        auto.state().controller.auto_preconditioner.amg_from,
+        Some(0)
+    );
     let saved = auto.state().clone();
     bake(&mut auto, 3);
     // An explicit IC(0) never moves.
@@ -49,7 +55,9 @@ fn auto_moves_to_amg_after_an_ic_solve_fails_and_keeps_it_on_resume() {
 
     // Resumed from the state after frame 1: the same AMG frames, to the bit.
     let mut resumed = sim(Preconditioner::Auto, 4);
-    resumed.restore_state(saved, STATE_VERSION).expect("restore");
+    resumed
+        .restore_state(saved, STATE_VERSION)
+        .expect("restore");
     bake(&mut resumed, 3);
     assert_eq!(resumed.state().x, auto.state().x);
     assert_eq!(resumed.state().v, auto.state().v);
