@@ -42,7 +42,7 @@ use crate::pins::PinTargets;
 use crate::report::{StageTimes, SubstepReport};
 use crate::sim::SimSettings;
 use crate::state::State;
-use crate::step::{accept, body_contact, predict, self_collision, Substep};
+use crate::step::{accept, body_contact, predict, self_collision, Lap, Substep};
 use crate::workspace::Workspace;
 
 /// Default relaxation passes per substep (Vasilovici 2013 §4 satisfies each constraint 3 times;
@@ -141,12 +141,8 @@ pub(crate) fn substep(
     sub: Substep,
 ) -> Result<SubstepReport, SimError> {
     let mut times = StageTimes::default();
-    let mut clock = Instant::now();
-    let mut lap = |slot: &mut f64| {
-        let now = Instant::now();
-        *slot += (now - clock).as_secs_f64();
-        clock = now;
-    };
+    let mut clock = Lap(Instant::now());
+    let mut lap = |slot: &mut f64| clock.lap(slot);
     predict::run(state, ws, sub, settings.integrator);
     lap(&mut times.other);
     let h = sub.h;

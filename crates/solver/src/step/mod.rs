@@ -52,10 +52,10 @@ pub(crate) struct Substep<'a> {
 }
 
 /// Wall-clock stopwatch charging the time since the last lap to a stage.
-struct Lap(Instant);
+pub(crate) struct Lap(pub(crate) Instant);
 
 impl Lap {
-    fn lap(&mut self, slot: &mut f64) {
+    pub(crate) fn lap(&mut self, slot: &mut f64) {
         let now = Instant::now();
         *slot += (now - self.0).as_secs_f64();
         self.0 = now;
