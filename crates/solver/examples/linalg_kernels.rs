@@ -5,14 +5,14 @@
 //! (`BlockMatrix::mul_rows`, MPCG's parallel path from 8192 vertices now) and as the serial
 //! one-pass product (below 8192); the block IC(0) factorization and its two sweeps; whole MPCG
 //! iterations (30 per solve, the factorization included). Each figure is the best single pass of
-//! `rounds` (the least disturbed one on a shared machine).
+//! `rounds` (the least disturbed one on a shared machine). Runs on a pool thread, as a bake does.
 //!
 //! `cargo run --release -p clothbake-solver --example linalg_kernels -- 256 [rounds]`
 
 use clothbake_solver::constraints::Constraints;
 use clothbake_solver::fixtures::sheet;
 use clothbake_solver::integrator::{Assembly, StepInputs};
-use clothbake_solver::linalg::incomplete_cholesky::PARTITION;
+use clothbake_solver::linalg::incomplete_cholesky::Partitions;
 use clothbake_solver::linalg::{
     CgSettings, Filter, IncompleteCholesky, Mpcg, Preconditioner, Problem,
 };
@@ -22,6 +22,14 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 fn main() {
+    // On a pool thread, as a bake runs (a parallel pass from outside the pool pays a hand-off).
+    rayon::ThreadPoolBuilder::new()
+        .build()
+        .expect("thread pool")
+        .install(run);
+}
+
+fn run() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(256);
     let rounds: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(200);
@@ -74,7 +82,9 @@ fn main() {
     let mut ic = IncompleteCholesky::new();
     let (mut factor, mut fwd, mut bwd) = (f64::MAX, f64::MAX, f64::MAX);
     let mut u = vec![Vec3A::ZERO; nv];
-    let mut dots = vec![0.0f64; nv.div_ceil(512)];
+    let parts = Partitions::of(nv);
+    let len = parts.len();
+    let mut dots = vec![0.0f64; parts.count() * parts.slots()];
     for _ in 0..rounds {
         let t = Instant::now();
         for _ in 0..1 {
@@ -102,14 +112,14 @@ fn main() {
         }
         factor = factor.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        u.par_chunks_mut(PARTITION)
-            .zip(dots.par_chunks_mut(PARTITION / 512))
+        u.par_chunks_mut(len)
+            .zip(dots.par_chunks_mut(parts.slots()))
             .enumerate()
-            .for_each(|(k, (uk, dk))| ic.forward_partition(k, |l| p[k * PARTITION + l], uk, dk));
+            .for_each(|(k, (uk, dk))| ic.forward_partition(k, |l| p[k * len + l], uk, dk));
         fwd = fwd.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        u.par_chunks_mut(PARTITION)
-            .zip(s.par_chunks_mut(PARTITION))
+        u.par_chunks_mut(len)
+            .zip(s.par_chunks_mut(len))
             .enumerate()
             .for_each(|(k, (uk, sk))| ic.backward_partition(k, uk, |l, h| sk[l] = h));
         bwd = bwd.min(t.elapsed().as_secs_f64());

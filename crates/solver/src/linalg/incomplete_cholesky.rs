@@ -21,20 +21,84 @@
 //! Couplings the pattern marks weak (bending-only ones between a hinge's opposite vertices) are
 //! left out of W: half the entries, for a few more iterations.
 //!
-//! Rows are split into fixed partitions of [`PARTITION`] vertices and couplings between partitions
-//! are dropped (a block-diagonal part of an SPD matrix is SPD): partitions factor and solve
-//! independently, in parallel for large systems, with results independent of the thread count. The
-//! triangular solves inside a partition are sequential and in row order.
+//! Rows are split into [`Partitions`] (their sizes depend on the row count only) and couplings
+//! between partitions are dropped (a block-diagonal part of an SPD matrix is SPD): partitions factor
+//! and solve independently, in parallel from [`SPLIT_FROM`] rows, with results independent of the
+//! thread count. The triangular solves inside a partition are sequential and in row order (their
+//! cost is the latency of the row-to-row chain, so a second partition on a second core nearly
+//! halves it).
 
 use super::block_sparse::BlockMatrix;
 use super::mpcg::Filter;
-use super::reduce::{parallel, CHUNK};
+use super::reduce::CHUNK;
 use glam::{Mat3A, Vec3A};
 use rayon::prelude::*;
 use std::ops::Range;
 
-/// Vertices per independent partition (a multiple of [`CHUNK`]).
+/// Most rows per independent partition (a multiple of [`CHUNK`]).
 pub const PARTITION: usize = 8 * CHUNK;
+
+/// Systems from this many rows are split into an even number (at least two) of partitions, so two
+/// cores share every sweep; smaller ones are one partition on one thread.
+pub const SPLIT_FROM: usize = 2048;
+
+/// Partition lengths are multiples of this many rows.
+const ALIGN: usize = 64;
+
+/// The split of an n-row system into consecutive partitions of [`Partitions::len`] rows (the last
+/// may be shorter): one below [`SPLIT_FROM`] rows, otherwise the smallest even number of at most
+/// [`PARTITION`] rows each, of about equal length. It depends on n only, so the factor and every
+/// sweep give the same bits at any thread count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Partitions {
+    n: usize,
+    len: usize,
+}
+
+impl Partitions {
+    pub fn of(n: usize) -> Self {
+        let count = if n < SPLIT_FROM {
+            1
+        } else {
+            2 * n.div_ceil(2 * PARTITION)
+        };
+        Partitions {
+            n,
+            len: n.div_ceil(count).next_multiple_of(ALIGN).max(ALIGN),
+        }
+    }
+
+    /// Rows per partition (the last may have fewer).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Number of partitions.
+    #[inline]
+    pub fn count(&self) -> usize {
+        self.n.div_ceil(self.len)
+    }
+
+    /// Rows of partition `k`.
+    #[inline]
+    pub fn rows(&self, k: usize) -> Range<usize> {
+        k * self.len..self.n.min((k + 1) * self.len)
+    }
+
+    /// Partial-sum slots per partition: one per [`CHUNK`] of its rows (unused ones of a short
+    /// last partition are written 0).
+    #[inline]
+    pub fn slots(&self) -> usize {
+        self.len.div_ceil(CHUNK)
+    }
+
+    /// Whether the per-partition passes run on the thread pool (two or more partitions).
+    #[inline]
+    pub fn parallel(&self) -> bool {
+        self.count() >= 2
+    }
+}
 
 /// A pivot whose Cholesky pivots fall below this fraction of Ã_ii's diagonal is replaced by Ã_ii.
 const PIVOT_FLOOR: f32 = 1e-3;
@@ -67,6 +131,7 @@ pub struct IncompleteCholesky {
     d_inv: Vec<Mat3A>,
     /// Pattern size the symbolic data was built for (rows, blocks).
     shape: (usize, usize),
+    parts: Partitions,
 }
 
 /// One partition's factor values, indexed by entry − the partition's first entry.
@@ -113,12 +178,6 @@ fn spd_inverse(d: Mat3A, reference: Mat3A) -> Option<Mat3A> {
     ok.then(|| d.inverse()).filter(|m| m.is_finite())
 }
 
-/// Rows of partition `k` of an n-row system.
-#[inline]
-pub fn partition(k: usize, n: usize) -> Range<usize> {
-    k * PARTITION..n.min((k + 1) * PARTITION)
-}
-
 impl IncompleteCholesky {
     pub fn new() -> Self {
         Self::default()
@@ -130,13 +189,14 @@ impl IncompleteCholesky {
         let p = &a.pattern;
         let n = p.rows();
         let nnz = p.col.len();
-        if self.shape == (n, nnz) && self.lower_ptr.len() == n + 1 {
+        let parts = Partitions::of(n);
+        if self.shape == (n, nnz) && self.parts == parts && self.lower_ptr.len() == n + 1 {
             return;
         }
         let mut lower_ptr = vec![0u32];
         let (mut lower_col, mut lower_slot) = (Vec::new(), Vec::new());
         for i in 0..n {
-            let part = partition(i / PARTITION, n);
+            let part = parts.rows(i / parts.len());
             for k in p.lower_ptr[i] as usize..p.lower_ptr[i + 1] as usize {
                 let (j, s) = (p.lower_col[k] as usize, p.lower_slot[k] as usize);
                 if !p.weak[s] && j >= part.start {
@@ -197,9 +257,9 @@ impl IncompleteCholesky {
                 update_ptr.push(update.len() as u32);
             }
         }
-        let values = (0..n.div_ceil(PARTITION))
+        let values = (0..parts.count())
             .map(|k| {
-                let rows = partition(k, n);
+                let rows = parts.rows(k);
                 let m = (lower_ptr[rows.end] - lower_ptr[rows.start]) as usize;
                 PartitionValues {
                     w: vec![Mat3A::ZERO; m],
@@ -220,6 +280,7 @@ impl IncompleteCholesky {
             values,
             d_inv: vec![Mat3A::IDENTITY; n],
             shape: (n, nnz),
+            parts,
         };
     }
 
@@ -227,7 +288,6 @@ impl IncompleteCholesky {
     /// the module doc). Returns the number of pivots that broke down and were replaced by Ã'_ii.
     pub fn factor(&mut self, a: &BlockMatrix, filter: &[Filter], shift: f32) -> u32 {
         self.symbolic(a);
-        let n = a.pattern.rows();
         let sym = Symbolic {
             lower_ptr: &self.lower_ptr,
             lower_col: &self.lower_col,
@@ -237,29 +297,35 @@ impl IncompleteCholesky {
             update_ptr: &self.update_ptr,
             update: &self.update,
         };
+        let parts = self.parts;
         let job = |(k, (values, d_inv)): (usize, (&mut PartitionValues, &mut [Mat3A]))| {
-            factor_partition(&sym, a, filter, shift, partition(k, n), values, d_inv)
+            factor_partition(&sym, a, filter, shift, parts.rows(k), values, d_inv)
         };
-        if parallel(n) {
+        if parts.parallel() {
             self.values
                 .par_iter_mut()
-                .zip(self.d_inv.par_chunks_mut(PARTITION))
+                .zip(self.d_inv.par_chunks_mut(parts.len()))
                 .enumerate()
                 .map(job)
                 .sum()
         } else {
             self.values
                 .iter_mut()
-                .zip(self.d_inv.chunks_mut(PARTITION))
+                .zip(self.d_inv.chunks_mut(parts.len()))
                 .enumerate()
                 .map(job)
                 .sum()
         }
     }
 
+    /// The partitions of the system last factored.
+    pub fn partitions(&self) -> Partitions {
+        self.parts
+    }
+
     /// Forward sweep on the rows of partition `k`: L·y = r with rᵢ = `rhs(i − first row)`
     /// (called once per row, in row order, so the caller can compute r on the fly). Writes y (the
-    /// partition's slice) and, per [`CHUNK`] of rows, Σ yᵢᵀ·D_i⁻¹·yᵢ into `dots`: their total is
+    /// partition's slice) and, per [`CHUNK`] of rows ([`Partitions::slots`] of them), Σ yᵢᵀ·D_i⁻¹·yᵢ into `dots`: their total is
     /// rᵀ·M⁻¹·r, the MPCG's δ, without the backward sweep.
     #[inline]
     pub fn forward_partition(
@@ -269,7 +335,7 @@ impl IncompleteCholesky {
         y: &mut [Vec3A],
         dots: &mut [f64],
     ) {
-        let base = k * PARTITION;
+        let base = k * self.parts.len();
         let l_val = &self.values[k].l;
         let e_base = self.lower_ptr[base] as usize;
         for (c, dot) in dots.iter_mut().enumerate() {
@@ -301,7 +367,7 @@ impl IncompleteCholesky {
         yh: &mut [Vec3A],
         mut each: impl FnMut(usize, Vec3A),
     ) {
-        let base = k * PARTITION;
+        let base = k * self.parts.len();
         let lu = &self.values[k].l_upper;
         let e_base = self.upper_ptr[base] as usize;
         for l in (0..yh.len()).rev() {
@@ -390,6 +456,37 @@ mod tests {
     use super::super::block_sparse::BlockPattern;
     use super::*;
     use glam::{Mat3, Vec3};
+
+    /// Partitions cover the rows in order, are aligned and about equal, and are even in number
+    /// from [`SPLIT_FROM`] rows.
+    #[test]
+    fn partitions_depend_on_the_row_count() {
+        assert_eq!(Partitions::of(SPLIT_FROM - 1).count(), 1);
+        assert_eq!(Partitions::of(3584).len(), 1792);
+        assert_eq!(Partitions::of(10_000).len(), 2560);
+        for n in [
+            1,
+            100,
+            SPLIT_FROM - 1,
+            SPLIT_FROM,
+            3584,
+            8191,
+            8192,
+            10_000,
+            40_000,
+        ] {
+            let p = Partitions::of(n);
+            assert!(
+                p.len() % ALIGN == 0 && p.len() <= PARTITION.max(n),
+                "{n}: {p:?}"
+            );
+            assert_eq!(p.rows(0).start, 0);
+            assert_eq!(p.rows(p.count() - 1).end, n);
+            assert!(n < SPLIT_FROM || p.count() % 2 == 0, "{n}: {p:?}");
+            let last = p.rows(p.count() - 1).len();
+            assert!(last > 0 && p.len() - last < ALIGN * p.count(), "{n}: {p:?}");
+        }
+    }
 
     /// A 1D chain (tridiagonal) has no fill: IC(0) is the exact block LDLᵀ, M⁻¹·(A·x) = x.
     #[test]

@@ -6,8 +6,8 @@
 
 use super::amg::Amg;
 use super::block_sparse::BlockMatrix;
-use super::incomplete_cholesky::{IncompleteCholesky, PARTITION};
-use super::reduce::{dot, for_each_indexed, parallel, Partials, CHUNK};
+use super::incomplete_cholesky::{IncompleteCholesky, Partitions};
+use super::reduce::{dot, for_each_indexed, Partials, CHUNK};
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
 
@@ -174,6 +174,8 @@ const IC_SHIFTS: [f32; 6] = [1.0, 1.01, 1.05, 1.25, 2.0, 5.0];
 #[derive(Debug, Default, Clone)]
 struct Factor {
     kind: Preconditioner,
+    /// How the per-partition passes split the rows (the IC factor's partitions, whatever the kind).
+    parts: Partitions,
     /// Block Jacobi: (S C + (I − S))⁻¹ per vertex.
     pinv: Vec<Mat3A>,
     ic: IncompleteCholesky,
@@ -190,6 +192,7 @@ impl Factor {
         rest: &[Vec3],
     ) {
         self.kind = kind;
+        self.parts = Partitions::of(a.diag.len());
         match kind {
             Preconditioner::BlockJacobi => {
                 self.pinv.resize(a.diag.len(), Mat3A::IDENTITY);
@@ -235,7 +238,8 @@ impl Factor {
     ) {
         match self.kind {
             Preconditioner::BlockJacobi => {
-                let pinv = &self.pinv[k * PARTITION..k * PARTITION + u.len()];
+                let base = k * self.parts.len();
+                let pinv = &self.pinv[base..base + u.len()];
                 for (c, dot) in dots.iter_mut().enumerate() {
                     let mut sum = 0.0f64;
                     for l in c * CHUNK..u.len().min((c + 1) * CHUNK) {
@@ -282,19 +286,20 @@ impl Factor {
             self.amg.apply(r, u);
             return dot(r, u, partials);
         }
-        let parts = partials.prepare(r.len());
+        let pp = self.parts;
+        let parts = partials.slots(pp.count() * pp.slots());
         let job = |(k, (uk, dk)): (usize, (&mut [Vec3A], &mut [f64]))| {
-            let rk = &r[k * PARTITION..];
+            let rk = &r[k * pp.len()..];
             self.forward(k, |l| rk[l], uk, dk);
         };
-        if parallel(r.len()) {
-            u.par_chunks_mut(PARTITION)
-                .zip(parts.par_chunks_mut(PARTITION / CHUNK))
+        if pp.parallel() {
+            u.par_chunks_mut(pp.len())
+                .zip(parts.par_chunks_mut(pp.slots()))
                 .enumerate()
                 .for_each(job);
         } else {
-            u.chunks_mut(PARTITION)
-                .zip(parts.chunks_mut(PARTITION / CHUNK))
+            u.chunks_mut(pp.len())
+                .zip(parts.chunks_mut(pp.slots()))
                 .enumerate()
                 .for_each(job);
         }
@@ -302,10 +307,19 @@ impl Factor {
     }
 }
 
-/// Rows per range of the parallel product s = A·p: a multiple of [`CHUNK`], small enough to
+/// Most rows per range of the parallel product s = A·p: a multiple of [`CHUNK`], small enough to
 /// balance two threads on a ~10k-vertex mesh, large against the bandwidth (the transposed products
 /// from rows before a range are gathered, the rest scattered; see [`BlockMatrix::mul_rows`]).
 const PRODUCT_ROWS: usize = 4 * CHUNK;
+
+/// Rows per range of the product on an n-row system: [`PRODUCT_ROWS`], or half the rows (in whole
+/// [`CHUNK`]s) if that is less, so a small system still gives both cores a range. Any split gives
+/// the serial product's bits ([`BlockMatrix::mul_rows`]).
+fn product_rows(n: usize) -> usize {
+    n.div_ceil(2)
+        .next_multiple_of(CHUNK)
+        .clamp(CHUNK, PRODUCT_ROWS)
+}
 
 /// One partition's slices of x, r, u and its chunks' partial sums.
 type PartitionSlices<'a> = (
@@ -409,8 +423,9 @@ impl Mpcg {
             }
             // (1) h = P⁻¹r (backward half), p = S(h + βp).
             let factor = &self.factor;
+            let pp = factor.parts;
             let backward = |(k, (hk, pk)): (usize, BackwardSlices)| {
-                let fk = &filter[k * PARTITION..];
+                let fk = &filter[k * pp.len()..];
                 factor.backward(k, hk, |l, hl| {
                     let d = match beta {
                         Some(beta) => hl + beta * pk[l],
@@ -419,16 +434,16 @@ impl Mpcg {
                     pk[l] = fk[l].apply_a(d);
                 });
             };
-            if parallel(n) {
+            if pp.parallel() {
                 self.h
-                    .par_chunks_mut(PARTITION)
-                    .zip(self.p.par_chunks_mut(PARTITION))
+                    .par_chunks_mut(pp.len())
+                    .zip(self.p.par_chunks_mut(pp.len()))
                     .enumerate()
                     .for_each(backward);
             } else {
                 self.h
-                    .chunks_mut(PARTITION)
-                    .zip(self.p.chunks_mut(PARTITION))
+                    .chunks_mut(pp.len())
+                    .zip(self.p.chunks_mut(pp.len()))
                     .enumerate()
                     .for_each(backward);
             }
@@ -437,8 +452,9 @@ impl Mpcg {
             let parts = self.partials.prepare(n);
             // Row ranges of PRODUCT_ROWS, each a slice of the serial one-pass product (same bits
             // whichever thread runs it, and the same as the serial pass).
+            let rows = product_rows(n);
             let product = |(k, (sk, pk)): (usize, (&mut [Vec3A], &mut [f64]))| {
-                let first = k * PRODUCT_ROWS;
+                let first = k * rows;
                 let mut acc = 0.0f64;
                 a.mul_rows(first, p, sk, |i, s| {
                     *s = filter[i].apply_a(*s);
@@ -449,10 +465,10 @@ impl Mpcg {
                     }
                 });
             };
-            if parallel(n) {
+            if pp.parallel() {
                 self.s
-                    .par_chunks_mut(PRODUCT_ROWS)
-                    .zip(parts.par_chunks_mut(PRODUCT_ROWS / CHUNK))
+                    .par_chunks_mut(rows)
+                    .zip(parts.par_chunks_mut(rows / CHUNK))
                     .enumerate()
                     .for_each(product);
             } else {
@@ -469,9 +485,9 @@ impl Mpcg {
             }
             // (3) Per partition: x += αp, r −= αs, fused into the forward half of P⁻¹r (δ).
             let (s_vec, factor) = (&self.s, &self.factor);
-            let parts = self.partials.prepare(n);
+            let parts = self.partials.slots(pp.count() * pp.slots());
             let update = |(k, (((xk, rk), uk), dk)): (usize, PartitionSlices)| {
-                let base = k * PARTITION;
+                let base = k * pp.len();
                 let (pk, sk) = (&p[base..], &s_vec[base..]);
                 factor.forward(
                     k,
@@ -484,18 +500,18 @@ impl Mpcg {
                     dk,
                 );
             };
-            if parallel(n) {
-                x.par_chunks_mut(PARTITION)
-                    .zip(self.r.par_chunks_mut(PARTITION))
-                    .zip(self.h.par_chunks_mut(PARTITION))
-                    .zip(parts.par_chunks_mut(PARTITION / CHUNK))
+            if pp.parallel() {
+                x.par_chunks_mut(pp.len())
+                    .zip(self.r.par_chunks_mut(pp.len()))
+                    .zip(self.h.par_chunks_mut(pp.len()))
+                    .zip(parts.par_chunks_mut(pp.slots()))
                     .enumerate()
                     .for_each(update);
             } else {
-                x.chunks_mut(PARTITION)
-                    .zip(self.r.chunks_mut(PARTITION))
-                    .zip(self.h.chunks_mut(PARTITION))
-                    .zip(parts.chunks_mut(PARTITION / CHUNK))
+                x.chunks_mut(pp.len())
+                    .zip(self.r.chunks_mut(pp.len()))
+                    .zip(self.h.chunks_mut(pp.len()))
+                    .zip(parts.chunks_mut(pp.slots()))
                     .enumerate()
                     .for_each(update);
             }
@@ -649,13 +665,25 @@ mod tests {
         );
     }
 
-    /// Above the parallel threshold (several IC partitions, factored and swept in parallel) the
-    /// solution is bit-identical on 1 and 3 threads.
+    /// With several IC partitions (factored and swept in parallel: two for a mid-size system,
+    /// below the reductions' parallel threshold, and four above it) the solution is bit-identical
+    /// on 1 and 3 threads.
     #[test]
-    fn large_system_is_thread_count_independent() {
+    fn split_systems_are_thread_count_independent() {
+        use super::super::incomplete_cholesky::{PARTITION, SPLIT_FROM};
+        let mid = SPLIT_FROM + 900;
+        assert!(!super::super::reduce::parallel(mid));
+        assert_eq!(Partitions::of(mid).count(), 2);
+        let large = 2 * PARTITION + 300;
+        assert!(super::super::reduce::parallel(large));
+        assert_eq!(Partitions::of(large).count(), 4);
+        for n in [mid, large] {
+            thread_count_independent(n);
+        }
+    }
+
+    fn thread_count_independent(n: usize) {
         let mut rng = Rng(0x5eed);
-        let n = 2 * super::PARTITION + 300;
-        assert!(super::parallel(n));
         let a = system(n, &mut rng);
         let b: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
         let filter: Vec<Filter> = (0..n)

@@ -34,7 +34,12 @@ pub struct Partials(Vec<f64>);
 impl Partials {
     /// One zeroed-or-stale slot per chunk of an n-vector (resized without reallocation once sized).
     pub fn prepare(&mut self, n: usize) -> &mut [f64] {
-        self.0.resize(n.div_ceil(CHUNK), 0.0);
+        self.slots(n.div_ceil(CHUNK))
+    }
+
+    /// `count` zeroed-or-stale slots (resized without reallocation once sized).
+    pub fn slots(&mut self, count: usize) -> &mut [f64] {
+        self.0.resize(count, 0.0);
         &mut self.0
     }
 }
