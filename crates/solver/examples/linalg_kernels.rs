@@ -83,7 +83,7 @@ fn run() {
     let (mut factor, mut fwd, mut bwd) = (f64::MAX, f64::MAX, f64::MAX);
     let mut u = vec![Vec3A::ZERO; nv];
     let parts = Partitions::of(nv);
-    let len = parts.len();
+    let len = parts.size();
     let mut dots = vec![0.0f64; parts.count() * parts.slots()];
     for _ in 0..rounds {
         let t = Instant::now();

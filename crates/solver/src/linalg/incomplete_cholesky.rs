@@ -45,7 +45,7 @@ pub const SPLIT_FROM: usize = 2048;
 /// Partition lengths are multiples of this many rows.
 const ALIGN: usize = 64;
 
-/// The split of an n-row system into consecutive partitions of [`Partitions::len`] rows (the last
+/// The split of an n-row system into consecutive partitions of [`Partitions::size`] rows (the last
 /// may be shorter): one below [`SPLIT_FROM`] rows, otherwise the smallest even number of at most
 /// [`PARTITION`] rows each, of about equal length. It depends on n only, so the factor and every
 /// sweep give the same bits at any thread count.
@@ -70,7 +70,7 @@ impl Partitions {
 
     /// Rows per partition (the last may have fewer).
     #[inline]
-    pub fn len(&self) -> usize {
+    pub fn size(&self) -> usize {
         self.len
     }
 
@@ -196,7 +196,7 @@ impl IncompleteCholesky {
         let mut lower_ptr = vec![0u32];
         let (mut lower_col, mut lower_slot) = (Vec::new(), Vec::new());
         for i in 0..n {
-            let part = parts.rows(i / parts.len());
+            let part = parts.rows(i / parts.size());
             for k in p.lower_ptr[i] as usize..p.lower_ptr[i + 1] as usize {
                 let (j, s) = (p.lower_col[k] as usize, p.lower_slot[k] as usize);
                 if !p.weak[s] && j >= part.start {
@@ -304,14 +304,14 @@ impl IncompleteCholesky {
         if parts.parallel() {
             self.values
                 .par_iter_mut()
-                .zip(self.d_inv.par_chunks_mut(parts.len()))
+                .zip(self.d_inv.par_chunks_mut(parts.size()))
                 .enumerate()
                 .map(job)
                 .sum()
         } else {
             self.values
                 .iter_mut()
-                .zip(self.d_inv.chunks_mut(parts.len()))
+                .zip(self.d_inv.chunks_mut(parts.size()))
                 .enumerate()
                 .map(job)
                 .sum()
@@ -335,7 +335,7 @@ impl IncompleteCholesky {
         y: &mut [Vec3A],
         dots: &mut [f64],
     ) {
-        let base = k * self.parts.len();
+        let base = k * self.parts.size();
         let l_val = &self.values[k].l;
         let e_base = self.lower_ptr[base] as usize;
         for (c, dot) in dots.iter_mut().enumerate() {
@@ -367,7 +367,7 @@ impl IncompleteCholesky {
         yh: &mut [Vec3A],
         mut each: impl FnMut(usize, Vec3A),
     ) {
-        let base = k * self.parts.len();
+        let base = k * self.parts.size();
         let lu = &self.values[k].l_upper;
         let e_base = self.upper_ptr[base] as usize;
         for l in (0..yh.len()).rev() {
@@ -462,8 +462,8 @@ mod tests {
     #[test]
     fn partitions_depend_on_the_row_count() {
         assert_eq!(Partitions::of(SPLIT_FROM - 1).count(), 1);
-        assert_eq!(Partitions::of(3584).len(), 1792);
-        assert_eq!(Partitions::of(10_000).len(), 2560);
+        assert_eq!(Partitions::of(3584).size(), 1792);
+        assert_eq!(Partitions::of(10_000).size(), 2560);
         for n in [
             1,
             100,
@@ -477,14 +477,17 @@ mod tests {
         ] {
             let p = Partitions::of(n);
             assert!(
-                p.len() % ALIGN == 0 && p.len() <= PARTITION.max(n),
+                p.size().is_multiple_of(ALIGN) && p.size() <= PARTITION.max(n),
                 "{n}: {p:?}"
             );
             assert_eq!(p.rows(0).start, 0);
             assert_eq!(p.rows(p.count() - 1).end, n);
-            assert!(n < SPLIT_FROM || p.count() % 2 == 0, "{n}: {p:?}");
+            assert!(n < SPLIT_FROM || p.count().is_multiple_of(2), "{n}: {p:?}");
             let last = p.rows(p.count() - 1).len();
-            assert!(last > 0 && p.len() - last < ALIGN * p.count(), "{n}: {p:?}");
+            assert!(
+                last > 0 && p.size() - last < ALIGN * p.count(),
+                "{n}: {p:?}"
+            );
         }
     }
 

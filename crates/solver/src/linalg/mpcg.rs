@@ -238,7 +238,7 @@ impl Factor {
     ) {
         match self.kind {
             Preconditioner::BlockJacobi => {
-                let base = k * self.parts.len();
+                let base = k * self.parts.size();
                 let pinv = &self.pinv[base..base + u.len()];
                 for (c, dot) in dots.iter_mut().enumerate() {
                     let mut sum = 0.0f64;
@@ -289,16 +289,16 @@ impl Factor {
         let pp = self.parts;
         let parts = partials.slots(pp.count() * pp.slots());
         let job = |(k, (uk, dk)): (usize, (&mut [Vec3A], &mut [f64]))| {
-            let rk = &r[k * pp.len()..];
+            let rk = &r[k * pp.size()..];
             self.forward(k, |l| rk[l], uk, dk);
         };
         if pp.parallel() {
-            u.par_chunks_mut(pp.len())
+            u.par_chunks_mut(pp.size())
                 .zip(parts.par_chunks_mut(pp.slots()))
                 .enumerate()
                 .for_each(job);
         } else {
-            u.chunks_mut(pp.len())
+            u.chunks_mut(pp.size())
                 .zip(parts.chunks_mut(pp.slots()))
                 .enumerate()
                 .for_each(job);
@@ -425,7 +425,7 @@ impl Mpcg {
             let factor = &self.factor;
             let pp = factor.parts;
             let backward = |(k, (hk, pk)): (usize, BackwardSlices)| {
-                let fk = &filter[k * pp.len()..];
+                let fk = &filter[k * pp.size()..];
                 factor.backward(k, hk, |l, hl| {
                     let d = match beta {
                         Some(beta) => hl + beta * pk[l],
@@ -436,14 +436,14 @@ impl Mpcg {
             };
             if pp.parallel() {
                 self.h
-                    .par_chunks_mut(pp.len())
-                    .zip(self.p.par_chunks_mut(pp.len()))
+                    .par_chunks_mut(pp.size())
+                    .zip(self.p.par_chunks_mut(pp.size()))
                     .enumerate()
                     .for_each(backward);
             } else {
                 self.h
-                    .chunks_mut(pp.len())
-                    .zip(self.p.chunks_mut(pp.len()))
+                    .chunks_mut(pp.size())
+                    .zip(self.p.chunks_mut(pp.size()))
                     .enumerate()
                     .for_each(backward);
             }
@@ -487,7 +487,7 @@ impl Mpcg {
             let (s_vec, factor) = (&self.s, &self.factor);
             let parts = self.partials.slots(pp.count() * pp.slots());
             let update = |(k, (((xk, rk), uk), dk)): (usize, PartitionSlices)| {
-                let base = k * pp.len();
+                let base = k * pp.size();
                 let (pk, sk) = (&p[base..], &s_vec[base..]);
                 factor.forward(
                     k,
@@ -501,16 +501,16 @@ impl Mpcg {
                 );
             };
             if pp.parallel() {
-                x.par_chunks_mut(pp.len())
-                    .zip(self.r.par_chunks_mut(pp.len()))
-                    .zip(self.h.par_chunks_mut(pp.len()))
+                x.par_chunks_mut(pp.size())
+                    .zip(self.r.par_chunks_mut(pp.size()))
+                    .zip(self.h.par_chunks_mut(pp.size()))
                     .zip(parts.par_chunks_mut(pp.slots()))
                     .enumerate()
                     .for_each(update);
             } else {
-                x.chunks_mut(pp.len())
-                    .zip(self.r.chunks_mut(pp.len()))
-                    .zip(self.h.chunks_mut(pp.len()))
+                x.chunks_mut(pp.size())
+                    .zip(self.r.chunks_mut(pp.size()))
+                    .zip(self.h.chunks_mut(pp.size()))
                     .zip(parts.chunks_mut(pp.slots()))
                     .enumerate()
                     .for_each(update);
