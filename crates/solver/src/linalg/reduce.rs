@@ -20,7 +20,17 @@ pub fn parallel(n: usize) -> bool {
 
 /// `f(i, &mut v[i])` for every i, serially below [`PARALLEL_FROM`] elements.
 pub fn for_each_indexed<T: Send>(v: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
-    if parallel(v.len()) {
+    for_each_indexed_if(parallel(v.len()), v, f)
+}
+
+/// `f(i, &mut v[i])` for every i, on the thread pool if `parallel` (elementwise: the same result
+/// either way).
+pub fn for_each_indexed_if<T: Send>(
+    parallel: bool,
+    v: &mut [T],
+    f: impl Fn(usize, &mut T) + Sync + Send,
+) {
+    if parallel {
         v.par_iter_mut().enumerate().for_each(|(i, x)| f(i, x));
     } else {
         v.iter_mut().enumerate().for_each(|(i, x)| f(i, x));
