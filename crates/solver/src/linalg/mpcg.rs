@@ -215,10 +215,10 @@ impl Factor {
             }
             Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
                 self.kind = Preconditioner::IncompleteCholesky;
-                for shift in IC_SHIFTS {
-                    if self.ic.factor(a, filter, shift) == 0 {
-                        break;
-                    }
+                // Failed shifts stop at their first breakdown; the last is kept whatever happens.
+                let (last, tried) = IC_SHIFTS.split_last().expect("shifts");
+                if !tried.iter().any(|&s| self.ic.try_factor(a, filter, s)) {
+                    self.ic.factor(a, filter, *last);
                 }
             }
             Preconditioner::Amg => self.amg.build(a, filter, positions, rest),
