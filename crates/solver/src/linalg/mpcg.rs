@@ -452,7 +452,7 @@ impl Mpcg {
             // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
             let p = &self.p;
             let parts = self.partials.prepare(n);
-            // Row ranges of PRODUCT_ROWS, each a slice of the serial one-pass product (same bits
+            // Row ranges of product_rows(n), each a slice of the serial one-pass product (same bits
             // whichever thread runs it, and the same as the serial pass).
             let rows = product_rows(n);
             let product = |(k, (sk, pk)): (usize, (&mut [Vec3A], &mut [f64]))| {
