@@ -52,8 +52,8 @@ const ALIGN: usize = 64;
 /// may be shorter): one below [`SPLIT_FROM`] rows, two halves (in multiples of 64 rows) below
 /// [`PARALLEL_FROM`], and [`PARTITION`] rows each from there. It depends on n only, so the factor
 /// and every sweep give the same bits at any thread count. Each split drops the couplings across
-/// it: measured on the same trajectories, the halves cost the 3.6k-vertex skirt 2.8 % more CG
-/// iterations (and the 1.9k-vertex cape 8.6 %, whose vertex order cuts more couplings); four
+/// it: measured on the same trajectory, the halves cost the 3.6k-vertex skirt 2.8 % more CG
+/// iterations (the 1.9k-vertex cape's bake took 8.6 % more with the same substeps); four
 /// partitions of 2,560 rows instead of 4,096, 4,096 and 1,808 would cost the 10k dress 1.3 %.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Partitions {
