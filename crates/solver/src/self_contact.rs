@@ -262,7 +262,8 @@ fn contact_damping<F: Fn(usize) -> Option<Vec3>>(
     let u = |k: usize| n.dot(inp.v0[c.idx[k] as usize]);
     let approach: f32 = (0..4).map(|k| c.w[k] * u(k)).sum();
     let overlap = (c.thickness - c.gap).max(0.0);
-    if !(approach < REPULSION_RATE * overlap / inp.h) {
+    // Not an approach (or not a number): nothing to damp.
+    if approach.partial_cmp(&(REPULSION_RATE * overlap / inp.h)) != Some(std::cmp::Ordering::Less) {
         return None;
     }
     let (mut free, mut fixed) = ((0.0f32, 0.0f32), (0.0f32, 0.0f32));
