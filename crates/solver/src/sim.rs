@@ -34,11 +34,12 @@ pub const DEFAULT_STRAIN_LIMIT: f32 = 10.0;
 pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
-/// Default of [`SimSettings::self_contact_damping`]: with β = 4 a contact's approach is 80 % gone
-/// within the solve. On the dress-walk sample (tolerance 3e-4) β = 0 / 1 / 2 / 4 / 8 gave 539 (96) /
-/// 403 (67) / 439 (79) / … / 366 (59) substeps (rejected), max strain 0.248 / 0.176 / 0.203 / … /
-/// 0.194; on the `twist` sample 945 (175) → 376 (39) at β = 4 (BENCHMARKS.md, "Cloth–cloth
-/// contacts inside the solve").
+/// Default of [`SimSettings::self_contact_damping`]: with β = 4 a two-vertex contact's approach is
+/// divided by 5 within the solve. On the `twist` sample (48 frames) β = 0 / 1 / 2 / 4 / 8 gave
+/// 945 / 741 / 664 / 407 / 384 accepted substeps with 175 / 143 / 112 / 45 / 41 rejected for
+/// cloth–cloth strain; on the dress-walk scene of the character benchmark 539 (96) → 391 (64)
+/// substeps (rejected) at β = 4, max strain 0.248 → 0.185 (BENCHMARKS.md, "Cloth–cloth contacts
+/// inside the solve").
 pub const DEFAULT_SELF_CONTACT_DAMPING: f32 = 4.0;
 /// Default linear air damping (kg/(m²·s)); see [`SimSettings::air_damping`]. The smallest of
 /// 0.01/0.02/0.05 that brings a 1 m² cotton sheet hanging from two corners to rest (KE < 1e-6 J
