@@ -35,6 +35,9 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         cg_max_iterations: s.cg_max_iterations.unwrap_or(defaults.cg_max_iterations),
         strain_jump: s.strain_jump.unwrap_or(defaults.strain_jump),
         strain_limit: s.strain_limit.unwrap_or(defaults.strain_limit),
+        self_contact_damping: s
+            .self_contact_damping
+            .unwrap_or(defaults.self_contact_damping),
         air_damping: s.air_damping,
         integrator: integrator(s.integrator),
         damping_projection: s.damping_projection,

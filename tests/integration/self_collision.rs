@@ -85,3 +85,57 @@ fn twist_and_skirt_walk_have_zero_intersections_at_every_frame() {
         );
     }
 }
+
+/// `scene.self_contact_damping` (cloth–cloth contacts damped inside the implicit solve) on the
+/// `twist` sample, whose folds press on each other: with the default damping the substeps
+/// rejected because cloth–cloth collision strained the cloth are at most half of those without
+/// it (measured 45 vs 175 over the 48 frames; β = 1, 2, 8: 143, 112, 41), the bake takes fewer
+/// substeps, and it stays free of intersections.
+#[test]
+fn self_contact_damping_cuts_the_rejections_cloth_collision_causes() {
+    let d = Dir::new();
+    let scene = d.sample("twist");
+    let text = std::fs::read_to_string(d.path(&scene)).expect("read scene");
+    let off = text.replacen("[scene]\n", "[scene]\nself_contact_damping = 0.0\n", 1);
+    assert_ne!(off, text);
+    d.write("twist/off.toml", off);
+    let totals = |scene: &str, out: &str| -> (u64, u64, u64) {
+        d.ok(&["bake", scene, "-o", out]);
+        let report: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(d.path(&format!("{out}/report.json"))).expect("report"),
+        )
+        .expect("report is JSON");
+        let t = &report["substep_totals"];
+        let frames = report["frames"].as_array().expect("frames");
+        let crossings: u64 = frames
+            .iter()
+            .map(|f| {
+                f["self_intersections"]
+                    .as_u64()
+                    .expect("self_intersections")
+            })
+            .sum();
+        (
+            t["accepted"].as_u64().expect("accepted") + t["rejected"].as_u64().expect("rejected"),
+            t["rejections"]["strain_jump_self_collision"]
+                .as_u64()
+                .expect("cloth–cloth rejections"),
+            crossings,
+        )
+    };
+    let (tries_on, cloth_on, crossings_on) = totals(&scene, "on");
+    let (tries_off, cloth_off, _) = totals("twist/off.toml", "off");
+    assert!(
+        cloth_off >= 10,
+        "without damping the twist rejects substeps for cloth–cloth strain: {cloth_off}"
+    );
+    assert!(
+        2 * cloth_on <= cloth_off,
+        "cloth–cloth rejections: {cloth_on} with damping, {cloth_off} without"
+    );
+    assert!(
+        tries_on < tries_off,
+        "tries: {tries_on} with, {tries_off} without"
+    );
+    assert_eq!(crossings_on, 0);
+}

@@ -298,6 +298,9 @@ pub struct Settings {
     /// MPCG preconditioner: `"jacobi"`, `"ic"`, `"amg"` or `"auto"`; `None`: the solver's
     /// default (`"auto"`).
     pub preconditioner: Option<PreconditionerName>,
+    /// Cloth–cloth contacts as implicit normal damping inside the solve (dimensionless β >= 0,
+    /// 0 = off: only the repulsion after the solve); `None`: the solver's default (4).
+    pub self_contact_damping: Option<f32>,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -332,6 +335,7 @@ impl Default for Settings {
             kang_iterations: None,
             verlet_iterations: None,
             preconditioner: None,
+            self_contact_damping: None,
         }
     }
 }
@@ -869,6 +873,9 @@ impl Validator<'_> {
         }
         if let Some(j) = s.strain_jump {
             self.positive("scene.strain_jump", j)?;
+        }
+        if let Some(d) = s.self_contact_damping {
+            self.non_negative("scene.self_contact_damping", d)?;
         }
         if let Some(k) = s.kang_iterations {
             if k % 2 == 0 {

@@ -34,6 +34,13 @@ pub const DEFAULT_STRAIN_LIMIT: f32 = 10.0;
 pub const MAX_HALVINGS: u32 = 20;
 /// After this many accepted substeps in a row a halved substep doubles again (up to the nominal size).
 pub const GROW_AFTER: u32 = 4;
+/// Default of [`SimSettings::self_contact_damping`]: with β = 4 a two-vertex contact's approach is
+/// divided by 5 within the solve. On the `twist` sample (48 frames) β = 0 / 1 / 2 / 4 / 8 gave
+/// 945 / 741 / 664 / 407 / 384 accepted substeps with 175 / 143 / 112 / 45 / 41 rejected for
+/// cloth–cloth strain; on the dress-walk scene of the character benchmark 539 (96) → 391 (64)
+/// substeps (rejected) at β = 4, max strain 0.248 → 0.185 (BENCHMARKS.md, "Cloth–cloth contacts
+/// inside the solve").
+pub const DEFAULT_SELF_CONTACT_DAMPING: f32 = 4.0;
 /// Default linear air damping (kg/(m²·s)); see [`SimSettings::air_damping`]. The smallest of
 /// 0.01/0.02/0.05 that brings a 1 m² cotton sheet hanging from two corners to rest (KE < 1e-6 J
 /// after 10 s) at h = 1/600 s (0.01: 1.3e-6 J, 0.02: 4.2e-7 J). Physically small: a 1 m² cotton
@@ -79,7 +86,8 @@ pub struct SimSettings {
     pub preconditioner: Preconditioner,
     /// Find the cloth–cloth proximity contacts of a substep on another thread while its linear
     /// solve runs, when the solve is small enough to run on one thread (default on). The result
-    /// is the same to the bit either way; off, they are found after the solve.
+    /// is the same to the bit either way; off, they are found after the solve. Only without
+    /// [`Self::self_contact_damping`], which needs them before the solve.
     pub proximity_ahead: bool,
     /// Time integrator of the substeps (default backward Euler; see
     /// [`crate::integrator::method`]).
@@ -97,6 +105,15 @@ pub struct SimSettings {
     /// Relaxation passes per substep under `integrator = verlet` (>= 1; default
     /// [`crate::integrator::verlet::DEFAULT_ITERATIONS`]).
     pub verlet_iterations: u32,
+    /// Cloth–cloth contacts inside the implicit solve: every proximity contact (closer than the
+    /// thickness at the start of the substep, BFA02 §6.1) whose two sides approach gets a normal
+    /// damper pulling each stencil vertex's normal velocity towards the stencil's common one, with
+    /// h·c = β·|w_k|·m_k (dimensionless β; [`crate::self_contact::SelfContact::implicit_damping`]),
+    /// so the solve slows the neighbours of a vertex that is about to be stopped instead of the
+    /// post-solve repulsion stopping it alone. 0 = off (the repulsion after the solve does it all,
+    /// and the contacts are found beside the solve, [`Self::proximity_ahead`]). Default
+    /// [`DEFAULT_SELF_CONTACT_DAMPING`].
+    pub self_contact_damping: f32,
     /// Measure the largest strain after the solve and after the projection out of the colliders
     /// in every substep report (`SubstepReport::solve_strain`, `projected_strain`: which stage
     /// raised the strain the step-size controller judges). Diagnostics only, off by default: two
@@ -125,6 +142,7 @@ impl Default for SimSettings {
             kang_iterations: crate::integrator::kang::DEFAULT_ITERATIONS,
             verlet_iterations: crate::integrator::verlet::DEFAULT_ITERATIONS,
             stage_strains: false,
+            self_contact_damping: DEFAULT_SELF_CONTACT_DAMPING,
         }
     }
 }
@@ -149,6 +167,13 @@ impl SimSettings {
         }
         if !(self.strain_jump.is_finite() && self.strain_jump > 0.0) {
             return bad("strain_jump", self.strain_jump as f64, "finite and > 0");
+        }
+        if !(self.self_contact_damping.is_finite() && self.self_contact_damping >= 0.0) {
+            return bad(
+                "self_contact_damping",
+                self.self_contact_damping as f64,
+                "finite and >= 0",
+            );
         }
         if self.max_halvings > MAX_HALVINGS {
             return bad("max_halvings", self.max_halvings as f64, "<= 20");

@@ -77,6 +77,16 @@ impl SelfCollision {
         times
     }
 
+    /// The proximity contacts of the last [`Self::prepare`] not yet taken by a resolve (empty if
+    /// none), vertex–triangle first, each kind in candidate order.
+    pub fn prepared_contacts(&self) -> &[Contact] {
+        if self.prepared.valid {
+            &self.prepared.contacts
+        } else {
+            &[]
+        }
+    }
+
     /// Do the boxes of the last build — the prepared ones, x0 → x_pred — hold every vertex's x1
     /// with the continuous-collision margin of [`Self::moved`] (then they hold its whole sweep)?
     pub(super) fn prepared_cover_the_sweep(&self) -> bool {

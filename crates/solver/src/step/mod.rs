@@ -9,6 +9,8 @@
 //!    filter, z, y and implicit terms (BW §5).
 //! 3. [`assemble`]: forces and Jacobians into A·Δv = b (BW eq. 15), then the sliding contacts'
 //!    kinetic friction as implicit tangential damping ([`body_contact::implicit_friction`]).
+//!    With self-collision, the cloth–cloth proximity contacts at x0 as implicit normal damping
+//!    ([`self_contact_damping`]).
 //! 4. [`solve`]: Boxerman's corrected MPCG, then v1 = v0 + Δv, x1 = x0 + h·v1 + y; with
 //!    `damping_projection`, the air damping of the non-rigid velocity
 //!    ([`crate::integrator::projected_damping`]).
@@ -24,6 +26,7 @@ pub(crate) mod body_contact;
 pub(crate) mod newton;
 pub(crate) mod predict;
 pub(crate) mod self_collision;
+pub(crate) mod self_contact_damping;
 pub(crate) mod solve;
 
 use std::time::Instant;
@@ -85,6 +88,8 @@ pub(crate) fn substep(
     let start_strain = assemble::run(model, settings, ws, sub.h);
     body_contact::implicit_friction(model, state, ws, sub.h);
     lap.lap(&mut times.assemble);
+    self_contact_damping::run(model, settings, ws, sub.h, &mut times);
+    lap.lap(&mut times.self_collide);
 
     let solved = solve::run(model, settings, state, ws, sub.h);
     let mut joined = 0.0;

@@ -105,7 +105,14 @@ pub(crate) fn run(
     };
     let n = model.vertex_count();
     let ahead = match &mut ws.self_contact {
-        Some(sc) if settings.proximity_ahead && !reduce::parallel(n) => Some(sc),
+        // With self-contact damping the contacts were found before the solve.
+        Some(sc)
+            if settings.proximity_ahead
+                && settings.self_contact_damping == 0.0
+                && !reduce::parallel(n) =>
+        {
+            Some(sc)
+        }
         _ => None,
     };
     let (x0, v0) = (&ws.start.x, &ws.start.v);
