@@ -66,7 +66,7 @@
 use super::block_sparse::{BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};
 use super::mpcg::Filter;
-use super::reduce::{for_each_indexed, parallel, CHUNK};
+use super::reduce::{dot, for_each_indexed, parallel, sum_chunks, Partials, CHUNK};
 use glam::{Mat3A, Vec3A};
 use rayon::prelude::*;
 
@@ -398,6 +398,18 @@ fn greedy(nodes: usize, neighbours: &Neighbours, agg: &mut Vec<u32>) -> usize {
 impl Level {
     fn rows(&self) -> usize {
         self.a.diag.len()
+    }
+
+    /// r_c = Pᵀ·t (t = [`Level::tmp`]), per coarse row in fine-row order.
+    fn restrict(&self, rc: &mut [Vec3A]) {
+        let (pt_ptr, pt_row, pt_val, t) = (&self.pt_ptr, &self.pt_row, &self.pt_val, &self.tmp);
+        for_each_indexed(rc, |c, rc| {
+            let mut acc = Vec3A::ZERO;
+            for k in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
+                acc += pt_val[k] * t[pt_row[k] as usize];
+            }
+            *rc = acc;
+        });
     }
 
     /// Scratch sized for the current pattern (allocates only when the pattern changed).
@@ -977,6 +989,33 @@ impl Coarsest {
         }
     }
 
+    /// rᵀ·M⁻¹·r of [`Coarsest::solve`]'s M⁻¹: ‖L⁻¹r‖² for the dense factor L·Lᵀ (the forward
+    /// substitution only), Σ rᵢ·D_i⁻¹rᵢ for block Jacobi; f64.
+    fn quadratic(&mut self, level: &Level, r: &[Vec3A], partials: &mut Partials) -> f64 {
+        if !self.dense {
+            let d_inv = &level.d_inv;
+            return sum_chunks(r.len(), partials, |i| {
+                r[i].as_dvec3().dot((d_inv[i] * r[i]).as_dvec3())
+            });
+        }
+        let (m, l, w) = (self.m, &self.l, &mut self.work);
+        for (i, ri) in r.iter().enumerate() {
+            for k in 0..3 {
+                w[3 * i + k] = ri[k] as f64;
+            }
+        }
+        let mut sum = 0.0;
+        for i in 0..m {
+            let mut v = w[i];
+            for k in 0..i {
+                v -= l[i * m + k] * w[k];
+            }
+            w[i] = v / l[i * m + i];
+            sum += w[i] * w[i];
+        }
+        sum
+    }
+
     fn solve(&mut self, level: &Level, r: &[Vec3A], x: &mut [Vec3A]) {
         if !self.dense {
             for_each_indexed(x, |i, xi| *xi = level.d_inv[i] * r[i]);
@@ -1122,10 +1161,52 @@ impl Amg {
         }
     }
 
+    /// rᵀ·M⁻¹·r (f64) for the M⁻¹ of [`Amg::apply`], at about half a V-cycle's cost (the
+    /// downward half: [`quadratic`]); equal to rᵀ·(M⁻¹r) up to rounding.
+    pub fn quadratic(&mut self, r: &[Vec3A], partials: &mut Partials) -> f64 {
+        quadratic(&mut self.levels, &mut self.coarsest, r, partials)
+    }
+
     /// x = M⁻¹·r, one V-cycle (symmetric positive definite on Ã's space).
     pub fn apply(&mut self, r: &[Vec3A], x: &mut [Vec3A]) {
         cycle(&mut self.levels, &mut self.coarsest, r, x);
     }
+}
+
+/// rᵀ·M⁻¹·r of the V-cycle M⁻¹ ([`cycle`]) from its downward half. With W the smoother's
+/// block-diagonal weights (symmetric), the cycle is M⁻¹ = (2W − W·A·W) + (I − W·A)·P·M_c⁻¹·Pᵀ·(I − A·W)
+/// (pre-smoothing x₁ = W·r, coarse correction, post-smoothing), so
+/// rᵀM⁻¹r = x₁ᵀ(r + t) + r_cᵀM_c⁻¹r_c with t = r − A·x₁ and r_c = Pᵀ·t, the same pre-smoothing
+/// residual and restriction as the cycle's: one product with A per level instead of two, and no
+/// prolongation. Each level's sum in f64 over fixed chunks (the same bits at any thread count).
+fn quadratic(
+    levels: &mut [Level],
+    coarsest: &mut Coarsest,
+    r: &[Vec3A],
+    partials: &mut Partials,
+) -> f64 {
+    let Some((lv, rest)) = levels.split_first_mut() else {
+        return dot(r, r, partials);
+    };
+    if rest.is_empty() {
+        return coarsest.quadratic(lv, r, partials);
+    }
+    let d_sm = &lv.d_sm;
+    let mut x = std::mem::take(&mut lv.sol);
+    for_each_indexed(&mut x, |i, xi| *xi = d_sm[i] * r[i]);
+    product(&lv.a, &x, &mut lv.tmp, |i, t| *t = r[i] - *t);
+    let t = &lv.tmp;
+    let own = sum_chunks(r.len(), partials, |i| {
+        let xi = x[i].as_dvec3();
+        xi.dot(r[i].as_dvec3()) + xi.dot(t[i].as_dvec3())
+    });
+    lv.sol = x;
+    let next = &mut rest[0];
+    let mut rc = std::mem::take(&mut next.rhs);
+    lv.restrict(&mut rc);
+    let coarse = quadratic(rest, coarsest, &rc, partials);
+    rest[0].rhs = rc;
+    own + coarse
 }
 
 fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Vec3A]) {
@@ -1145,16 +1226,7 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
     let next = &mut rest[0];
     let mut rc = std::mem::take(&mut next.rhs);
     let mut xc = std::mem::take(&mut next.sol);
-    {
-        let (pt_ptr, pt_row, pt_val, t) = (&lv.pt_ptr, &lv.pt_row, &lv.pt_val, &lv.tmp);
-        for_each_indexed(&mut rc, |c, rc| {
-            let mut acc = Vec3A::ZERO;
-            for k in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
-                acc += pt_val[k] * t[pt_row[k] as usize];
-            }
-            *rc = acc;
-        });
-    }
+    lv.restrict(&mut rc);
     cycle(rest, coarsest, &rc, &mut xc);
     // Prolongation x += P·x_c.
     {
@@ -1281,6 +1353,35 @@ pub(crate) mod tests {
             let scale = (dot(&u, &zu) * dot(&v, &zv)).sqrt();
             assert!((uv - vu).abs() < 1e-4 * scale, "{uv} vs {vu}");
             assert!(dot(&u, &zu) > 0.0 && dot(&v, &zv) > 0.0);
+        }
+    }
+
+    /// The downward-half quadratic form equals rᵀ·(M⁻¹r) of the full V-cycle to rounding, on a
+    /// several-level hierarchy and on one small enough to be only the dense coarsest level.
+    #[test]
+    fn quadratic_form_matches_the_v_cycle() {
+        for (nx, ny) in [(40, 30), (5, 4)] {
+            let (a, filter, x) = membrane(nx, ny, 0.02, 0.02);
+            let mut amg = Amg::new();
+            amg.build(&a, &filter, &x, &x);
+            let n = nx * ny;
+            let mut z = vec![Vec3A::ZERO; n];
+            let mut partials = Partials::default();
+            for seed in 1..4u64 {
+                let r: Vec<Vec3A> = rand_vec(n, seed)
+                    .iter()
+                    .zip(&filter)
+                    .map(|(v, f)| f.apply_a(*v))
+                    .collect();
+                amg.apply(&r, &mut z);
+                let full = dot(&r, &z);
+                let half = amg.quadratic(&r, &mut partials);
+                assert!(full > 0.0);
+                assert!(
+                    (half - full).abs() < 1e-5 * full,
+                    "{half} vs {full} ({nx}x{ny})"
+                );
+            }
         }
     }
 
