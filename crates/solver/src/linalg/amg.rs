@@ -55,13 +55,20 @@
 //! alone (nothing carried between substeps: the same after a checkpoint resume). Every row of
 //! every product is computed by one thread in a fixed order and sums are reduced in fixed
 //! chunks, so results are bit-identical at any thread count; the refill's products and the
-//! V-cycle's passes are row-parallel above [`super::reduce::PARALLEL_FROM`] rows. The V-cycle's
+//! V-cycle's passes are row-parallel above [`super::reduce::PARALLEL_FROM`] rows, and on a coarse
+//! level of such a hierarchy with as many off-diagonal blocks ([`Level::par`]: the dress's first
+//! coarse level has 3,130 rows but 51k blocks, as many as its 10,212 vertices). The V-cycle's
 //! products with A read each half-stored block once ([`BlockMatrix::mul_rows`]).
 //!
-//! Cost: a V-cycle is about seven fine-level products' worth of block operations (two products
-//! with A, P and Pᵀ, the first coarse level's two products), and the per-solve refill several
-//! times that; in return the iteration count hardly grows with the vertex count or the triangle
-//! shape. Which preconditioner a bake uses by default: [`super::choice`].
+//! Cost (block 3×3 operations; measured on the character scenes, BENCHMARKS.md "AMG per
+//! iteration"): a V-cycle is about 2.5 IC(0) iterations' worth (two products with A, P and Pᵀ
+//! with ~5 blocks per row, the first coarse level's two products: on the skirt ~190k block
+//! products against ~95k for an IC(0) iteration's product and two sweeps), and the per-solve
+//! refill about ten V-cycles' (A·P and PᵀAP on the fine and the first coarse level: ~25 fine
+//! products' worth each), ~30 % of an AMG solve. The stopping rule's norms b̂ᵀM⁻¹b̂ and
+//! wᵀM⁻¹w cost half a V-cycle each ([`Amg::quadratic`]: the downward half of the cycle gives
+//! rᵀM⁻¹r exactly). In return the iteration count hardly grows with the vertex count or the
+//! triangle shape. Which preconditioner a bake uses by default: [`super::choice`].
 
 use super::block_sparse::{BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};

@@ -104,8 +104,9 @@ pub enum Preconditioner {
     IncompleteCholesky,
     /// Smoothed-aggregation algebraic multigrid V-cycle on S·A·S + (I − S) ([`Amg`]; Tamstorf,
     /// Jones & McCormick 2015): a hierarchy refilled per solve (rebuilt only when its aggregates
-    /// change) and about four products with A per iteration, for iteration counts that grow slowly
-    /// with the vertex count and hardly with triangle shape (BENCHMARKS.md).
+    /// change; about ten V-cycles' cost) and one V-cycle per iteration (about 2.5 IC(0)
+    /// iterations' block operations), for iteration counts that grow slowly with the vertex count
+    /// and hardly with triangle shape (BENCHMARKS.md).
     Amg,
     /// Chosen from the rest mesh when the simulation is built ([`super::choice::resolve`]):
     /// AMG where the typical triangle is thin or from 32,768 vertices, IC(0) otherwise. A solve
