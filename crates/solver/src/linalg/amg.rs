@@ -60,14 +60,14 @@
 //! coarse level has 3,130 rows but 51k blocks, as many as its 10,212 vertices). The V-cycle's
 //! products with A read each half-stored block once ([`BlockMatrix::mul_rows`]).
 //!
-//! Cost (block 3×3 operations; measured on the character scenes, BENCHMARKS.md "AMG per
-//! iteration"): a V-cycle is about 2.5 IC(0) iterations' worth (two products with A, P and Pᵀ
-//! with ~5 blocks per row, the first coarse level's two products: on the skirt ~190k block
-//! products against ~95k for an IC(0) iteration's product and two sweeps), and the per-solve
-//! refill about ten V-cycles' (A·P and PᵀAP on the fine and the first coarse level: ~25 fine
-//! products' worth each), ~30 % of an AMG solve. The stopping rule's norms b̂ᵀM⁻¹b̂ and
-//! wᵀM⁻¹w cost half a V-cycle each ([`Amg::quadratic`]: the downward half of the cycle gives
-//! rᵀM⁻¹r exactly). In return the iteration count hardly grows with the vertex count or the
+//! Cost (BENCHMARKS.md, "AMG per iteration"; skirt-walk, one thread): a V-cycle (two products
+//! with A, P and Pᵀ with ~5 blocks per row, the first coarse level's two products) takes about
+//! two IC(0) iterations' time (0.21 against 0.11 ms), and the per-solve refill about 13
+//! V-cycles' (A·P and PᵀAP on the fine and the coarse levels, smoother weights, ρ̂): ~30 % of an
+//! AMG solve. The stopping rule's norms b̂ᵀM⁻¹b̂ and wᵀM⁻¹w cost half a V-cycle each
+//! ([`Amg::quadratic`]: the downward half of the cycle gives rᵀM⁻¹r exactly). On the dress the
+//! first coarse level is as dense as the fine one and a V-cycle costs more. In return the
+//! iteration count hardly grows with the vertex count or the
 //! triangle shape. Which preconditioner a bake uses by default: [`super::choice`].
 
 use super::block_sparse::{BlockMatrix, BlockPattern};

@@ -104,8 +104,8 @@ pub enum Preconditioner {
     IncompleteCholesky,
     /// Smoothed-aggregation algebraic multigrid V-cycle on S·A·S + (I − S) ([`Amg`]; Tamstorf,
     /// Jones & McCormick 2015): a hierarchy refilled per solve (rebuilt only when its aggregates
-    /// change; about ten V-cycles' cost) and one V-cycle per iteration (about 2.5 IC(0)
-    /// iterations' block operations), for iteration counts that grow slowly with the vertex count
+    /// change; about 13 V-cycles' cost) and one V-cycle per iteration (about two IC(0)
+    /// iterations' time), for iteration counts that grow slowly with the vertex count
     /// and hardly with triangle shape (BENCHMARKS.md).
     Amg,
     /// Chosen from the rest mesh when the simulation is built ([`super::choice::resolve`]):
