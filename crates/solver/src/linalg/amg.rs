@@ -1220,8 +1220,8 @@ impl Amg {
 }
 
 /// rᵀ·M⁻¹·r of the V-cycle M⁻¹ ([`cycle`]) from its downward half. With W the smoother's
-/// block-diagonal weights (symmetric), the cycle is M⁻¹ = (2W − W·A·W) + (I − W·A)·P·M_c⁻¹·Pᵀ·(I − A·W)
-/// (pre-smoothing x₁ = W·r, coarse correction, post-smoothing), so
+/// block-diagonal weights (symmetric), pre-smoothing x₁ = W·r, coarse correction and
+/// post-smoothing make M⁻¹ = (2W − W·A·W) + (I − W·A)·P·M_c⁻¹·Pᵀ·(I − A·W), so
 /// rᵀM⁻¹r = x₁ᵀ(r + t) + r_cᵀM_c⁻¹r_c with t = r − A·x₁ and r_c = Pᵀ·t, the same pre-smoothing
 /// residual and restriction as the cycle's: one product with A per level instead of two, and no
 /// prolongation. Each level's sum in f64 over fixed chunks (the same bits at any thread count).
