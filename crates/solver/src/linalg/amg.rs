@@ -55,18 +55,25 @@
 //! alone (nothing carried between substeps: the same after a checkpoint resume). Every row of
 //! every product is computed by one thread in a fixed order and sums are reduced in fixed
 //! chunks, so results are bit-identical at any thread count; the refill's products and the
-//! V-cycle's passes are row-parallel above [`super::reduce::PARALLEL_FROM`] rows. The V-cycle's
+//! V-cycle's passes are row-parallel above [`super::reduce::PARALLEL_FROM`] rows, and on a coarse
+//! level of such a hierarchy with as many off-diagonal blocks ([`Level::par`]: the dress's first
+//! coarse level has 3,130 rows but 51k blocks, as many as its 10,212 vertices). The V-cycle's
 //! products with A read each half-stored block once ([`BlockMatrix::mul_rows`]).
 //!
-//! Cost: a V-cycle is about seven fine-level products' worth of block operations (two products
-//! with A, P and Pᵀ, the first coarse level's two products), and the per-solve refill several
-//! times that; in return the iteration count hardly grows with the vertex count or the triangle
-//! shape. Which preconditioner a bake uses by default: [`super::choice`].
+//! Cost (BENCHMARKS.md, "AMG per iteration"; skirt-walk, one thread): a V-cycle (two products
+//! with A, P and Pᵀ with ~5 blocks per row, the first coarse level's two products) takes about
+//! two IC(0) iterations' time (0.21 against 0.11 ms), and the per-solve refill about 13
+//! V-cycles' (A·P and PᵀAP on the fine and the coarse levels, smoother weights, ρ̂): ~30 % of an
+//! AMG solve. The stopping rule's norms b̂ᵀM⁻¹b̂ and wᵀM⁻¹w cost half a V-cycle each
+//! ([`Amg::quadratic`]: the downward half of the cycle gives rᵀM⁻¹r exactly). On the dress the
+//! first coarse level is as dense as the fine one and a V-cycle costs more. In return the
+//! iteration count hardly grows with the vertex count or the
+//! triangle shape. Which preconditioner a bake uses by default: [`super::choice`].
 
 use super::block_sparse::{BlockMatrix, BlockPattern};
 use super::incomplete_cholesky::{filtered, filtered_diag};
 use super::mpcg::Filter;
-use super::reduce::{for_each_indexed, parallel, CHUNK};
+use super::reduce::{dot, for_each_indexed, parallel, sum_chunks, Partials, CHUNK};
 use glam::{Mat3A, Vec3A};
 use rayon::prelude::*;
 
@@ -102,6 +109,10 @@ struct Level {
     omega: f32,
     /// The smoother's weighted block inverses (SMOOTHER_WEIGHT / b_i)·D_i⁻¹.
     d_sm: Vec<Mat3A>,
+    /// Whether this level's passes run on the thread pool: on the fine level from
+    /// [`super::reduce::PARALLEL_FROM`] vertices; on a coarse level of a parallel hierarchy also
+    /// with fewer rows but as many off-diagonal blocks (its products cost as much).
+    par: bool,
     /// Rows per node: 1 on the fine level (a vertex), 2 below (translation row 2b, rotation row
     /// 2b + 1 of node b).
     k: usize,
@@ -239,19 +250,42 @@ fn chol_inv(d: Mat3A) -> Mat3A {
 /// [`BlockMatrix::mul_rows`]).
 const PRODUCT_ROWS: usize = 4 * CHUNK;
 
+/// Rows per range of a parallel product on an n-row level: [`PRODUCT_ROWS`], or [`CHUNK`] on a
+/// coarse level with fewer rows than [`super::reduce::PARALLEL_FROM`] but as many blocks
+/// ([`Level::par`]).
+fn range_rows(n: usize) -> usize {
+    if parallel(n) {
+        PRODUCT_ROWS
+    } else {
+        CHUNK
+    }
+}
+
+/// `f(i, &mut v[i])` for every i, on the thread pool if `par` or above
+/// [`super::reduce::PARALLEL_FROM`] elements.
+fn each<T: Send>(par: bool, v: &mut [T], f: impl Fn(usize, &mut T) + Sync + Send) {
+    if par {
+        v.par_iter_mut().enumerate().for_each(|(i, x)| f(i, x));
+    } else {
+        for_each_indexed(v, f);
+    }
+}
+
 /// y = A·x in one pass over the half-stored blocks, then `finish(i, &mut yᵢ)` per row; in fixed
-/// row ranges of [`PRODUCT_ROWS`], parallel above [`super::reduce::PARALLEL_FROM`] rows. The
-/// same bits as the serial pass at any thread count.
+/// row ranges ([`range_rows`]), in parallel if `par`. The same bits as the serial pass at any
+/// thread count (and whether ranges run in parallel or not).
 fn product(
     a: &BlockMatrix,
     x: &[Vec3A],
     y: &mut [Vec3A],
+    par: bool,
     finish: impl Fn(usize, &mut Vec3A) + Sync,
 ) {
-    if parallel(y.len()) {
-        y.par_chunks_mut(PRODUCT_ROWS)
+    if par {
+        let rows = range_rows(y.len());
+        y.par_chunks_mut(rows)
             .enumerate()
-            .for_each(|(k, yk)| a.mul_rows(k * PRODUCT_ROWS, x, yk, &finish));
+            .for_each(|(k, yk)| a.mul_rows(k * rows, x, yk, &finish));
     } else {
         a.mul_rows(0, x, y, &finish);
     }
@@ -265,12 +299,14 @@ fn product_sums(
     x: &[Vec3A],
     y: &mut [Vec3A],
     parts: &mut Vec<[f64; 2]>,
+    par: bool,
     term: impl Fn(usize, &mut Vec3A) -> [f64; 2] + Sync,
 ) -> [f64; 2] {
     let n = y.len();
     parts.resize(n.div_ceil(CHUNK), [0.0; 2]);
+    let rows = range_rows(n);
     let range = |(k, (yk, pk)): (usize, (&mut [Vec3A], &mut [[f64; 2]]))| {
-        let first = k * PRODUCT_ROWS;
+        let first = k * rows;
         let mut acc = [0.0f64; 2];
         a.mul_rows(first, x, yk, |i, yi| {
             let t = term(i, yi);
@@ -282,9 +318,9 @@ fn product_sums(
             }
         });
     };
-    if parallel(n) {
-        y.par_chunks_mut(PRODUCT_ROWS)
-            .zip(parts.par_chunks_mut(PRODUCT_ROWS / CHUNK))
+    if par {
+        y.par_chunks_mut(rows)
+            .zip(parts.par_chunks_mut(rows / CHUNK))
             .enumerate()
             .for_each(range);
     } else {
@@ -296,9 +332,13 @@ fn product_sums(
 }
 
 /// `f(i, row i's values)` for every row of a CSR array (`ptr`: n + 1 offsets into `vals`), each
-/// row by one thread; split in halves over the thread pool above
-/// [`super::reduce::PARALLEL_FROM`] rows (no allocation).
-fn for_each_row<T: Send>(ptr: &[u32], vals: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+/// row by one thread; split in halves over the thread pool if `par` (no allocation).
+fn for_each_row<T: Send>(
+    ptr: &[u32],
+    vals: &mut [T],
+    par: bool,
+    f: impl Fn(usize, &mut [T]) + Sync,
+) {
     fn split<T: Send>(
         ptr: &[u32],
         lo: usize,
@@ -324,7 +364,7 @@ fn for_each_row<T: Send>(ptr: &[u32], vals: &mut [T], f: impl Fn(usize, &mut [T]
         );
     }
     let n = ptr.len() - 1;
-    if parallel(n) {
+    if par {
         split(ptr, 0, n, vals, &f);
     } else {
         let mut rest = vals;
@@ -400,6 +440,18 @@ impl Level {
         self.a.diag.len()
     }
 
+    /// r_c = Pᵀ·t (t = [`Level::tmp`]), per coarse row in fine-row order.
+    fn restrict(&self, rc: &mut [Vec3A]) {
+        let (pt_ptr, pt_row, pt_val, t) = (&self.pt_ptr, &self.pt_row, &self.pt_val, &self.tmp);
+        each(self.par, rc, |c, rc| {
+            let mut acc = Vec3A::ZERO;
+            for k in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
+                acc += pt_val[k] * t[pt_row[k] as usize];
+            }
+            *rc = acc;
+        });
+    }
+
     /// Scratch sized for the current pattern (allocates only when the pattern changed).
     fn size_scratch(&mut self) {
         let n = self.rows();
@@ -472,7 +524,7 @@ impl Level {
             ];
         });
         let sums = &self.abs_sums;
-        for_each_indexed(&mut self.bound, |i, b| {
+        each(self.par, &mut self.bound, |i, b| {
             let mut sum = abs_row_sums(&(l_inv[i] * a.diag[i] * l_inv[i].transpose()));
             for_row(a, i, |_, _, s| {
                 if s != DIAG {
@@ -500,7 +552,8 @@ impl Level {
         for _ in 0..POWER_STEPS {
             let v = &self.sol;
             // u = A v; vᵀu, vᵀDv; the next v = D⁻¹u, scaled by the previous ‖v‖_D⁻¹ (bounded).
-            let [num, den] = product_sums(a, v, &mut self.tmp, &mut self.sums, |i, u| {
+            let par = self.par;
+            let [num, den] = product_sums(a, v, &mut self.tmp, &mut self.sums, par, |i, u| {
                 let vi = v[i].as_dvec3();
                 let t = [vi.dot(u.as_dvec3()), vi.dot((a.diag[i] * v[i]).as_dvec3())];
                 *u = d_inv[i] * *u * scale;
@@ -745,7 +798,8 @@ impl Level {
         // P_i,c += [i = j] T_ic − ω D_i⁻¹ A_ij T_jc over i and its strong neighbours j, c the
         // translation and rotation columns of j's aggregate.
         let tk = &self.tent_kind;
-        for_each_row(&self.p_ptr, &mut self.p_val, |i, vals| {
+        let par = self.par;
+        for_each_row(&self.p_ptr, &mut self.p_val, par, |i, vals| {
             vals.fill(Mat3A::ZERO);
             let first = i + (row_ptr[i] + lower_ptr[i]) as usize;
             // Σ_j A_ij·T_jc per column pair c first, then −ω_i D_i⁻¹ times each sum.
@@ -781,7 +835,7 @@ impl Level {
         // Q = A·P row by row.
         let (p_ptr, p_val, q_map, q_map_ptr) =
             (&self.p_ptr, &self.p_val, &self.q_map, &self.q_map_ptr);
-        for_each_row(&self.q_ptr, &mut self.q_val, |i, vals| {
+        for_each_row(&self.q_ptr, &mut self.q_val, par, |i, vals| {
             vals.fill(Mat3A::ZERO);
             let mut e = q_map_ptr[i] as usize;
             for_row(a, i, |j, m, _| {
@@ -801,7 +855,7 @@ impl Level {
             &self.q_val,
         );
         let (first, target, ptq_ptr) = (&self.ptq_first, &self.ptq_target, &self.ptq_ptr);
-        for_each_row(&self.ac_ptr, &mut self.ac_val, |c, row| {
+        for_each_row(&self.ac_ptr, &mut self.ac_val, par, |c, row| {
             row.fill(Mat3A::ZERO);
             let mut t = ptq_ptr[c] as usize;
             for e in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
@@ -977,6 +1031,33 @@ impl Coarsest {
         }
     }
 
+    /// rᵀ·M⁻¹·r of [`Coarsest::solve`]'s M⁻¹: ‖L⁻¹r‖² for the dense factor L·Lᵀ (the forward
+    /// substitution only), Σ rᵢ·D_i⁻¹rᵢ for block Jacobi; f64.
+    fn quadratic(&mut self, level: &Level, r: &[Vec3A], partials: &mut Partials) -> f64 {
+        if !self.dense {
+            let d_inv = &level.d_inv;
+            return sum_chunks(r.len(), partials, |i| {
+                r[i].as_dvec3().dot((d_inv[i] * r[i]).as_dvec3())
+            });
+        }
+        let (m, l, w) = (self.m, &self.l, &mut self.work);
+        for (i, ri) in r.iter().enumerate() {
+            for k in 0..3 {
+                w[3 * i + k] = ri[k] as f64;
+            }
+        }
+        let mut sum = 0.0;
+        for i in 0..m {
+            let mut v = w[i];
+            for k in 0..i {
+                v -= l[i * m + k] * w[k];
+            }
+            w[i] = v / l[i * m + i];
+            sum += w[i] * w[i];
+        }
+        sum
+    }
+
     fn solve(&mut self, level: &Level, r: &[Vec3A], x: &mut [Vec3A]) {
         if !self.dense {
             for_each_indexed(x, |i, xi| *xi = level.d_inv[i] * r[i]);
@@ -1036,6 +1117,7 @@ impl Amg {
             a: BlockMatrix::new(a.pattern.clone()),
             k: 1,
             scale: 1.0,
+            par: parallel(a.diag.len()),
             ..Default::default()
         };
         l0.size_scratch();
@@ -1069,10 +1151,13 @@ impl Amg {
             }
             level.coarse_rows = 2 * count;
             let (coarse, weight) = level.symbolic(count, &mut self.marker);
+            let par =
+                self.levels[0].par && (parallel(coarse.diag.len()) || parallel(coarse.off.len()));
             let mut next = Level {
                 a: coarse,
                 k: 2,
                 weight,
+                par,
                 ..Default::default()
             };
             next.size_scratch();
@@ -1122,10 +1207,52 @@ impl Amg {
         }
     }
 
+    /// rᵀ·M⁻¹·r (f64) for the M⁻¹ of [`Amg::apply`], at about half a V-cycle's cost (the
+    /// downward half: [`quadratic`]); equal to rᵀ·(M⁻¹r) up to rounding.
+    pub fn quadratic(&mut self, r: &[Vec3A], partials: &mut Partials) -> f64 {
+        quadratic(&mut self.levels, &mut self.coarsest, r, partials)
+    }
+
     /// x = M⁻¹·r, one V-cycle (symmetric positive definite on Ã's space).
     pub fn apply(&mut self, r: &[Vec3A], x: &mut [Vec3A]) {
         cycle(&mut self.levels, &mut self.coarsest, r, x);
     }
+}
+
+/// rᵀ·M⁻¹·r of the V-cycle M⁻¹ ([`cycle`]) from its downward half. With W the smoother's
+/// block-diagonal weights (symmetric), pre-smoothing x₁ = W·r, coarse correction and
+/// post-smoothing make M⁻¹ = (2W − W·A·W) + (I − W·A)·P·M_c⁻¹·Pᵀ·(I − A·W), so
+/// rᵀM⁻¹r = x₁ᵀ(r + t) + r_cᵀM_c⁻¹r_c with t = r − A·x₁ and r_c = Pᵀ·t, the same pre-smoothing
+/// residual and restriction as the cycle's: one product with A per level instead of two, and no
+/// prolongation. Each level's sum in f64 over fixed chunks (the same bits at any thread count).
+fn quadratic(
+    levels: &mut [Level],
+    coarsest: &mut Coarsest,
+    r: &[Vec3A],
+    partials: &mut Partials,
+) -> f64 {
+    let Some((lv, rest)) = levels.split_first_mut() else {
+        return dot(r, r, partials);
+    };
+    if rest.is_empty() {
+        return coarsest.quadratic(lv, r, partials);
+    }
+    let d_sm = &lv.d_sm;
+    let mut x = std::mem::take(&mut lv.sol);
+    for_each_indexed(&mut x, |i, xi| *xi = d_sm[i] * r[i]);
+    product(&lv.a, &x, &mut lv.tmp, lv.par, |i, t| *t = r[i] - *t);
+    let t = &lv.tmp;
+    let own = sum_chunks(r.len(), partials, |i| {
+        let xi = x[i].as_dvec3();
+        xi.dot(r[i].as_dvec3()) + xi.dot(t[i].as_dvec3())
+    });
+    lv.sol = x;
+    let next = &mut rest[0];
+    let mut rc = std::mem::take(&mut next.rhs);
+    lv.restrict(&mut rc);
+    let coarse = quadratic(rest, coarsest, &rc, partials);
+    rest[0].rhs = rc;
+    own + coarse
 }
 
 fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Vec3A]) {
@@ -1140,26 +1267,17 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
     let d_sm = &lv.d_sm;
     // Pre-smoothing from x = 0: x = ω D⁻¹ r.
     for_each_indexed(x, |i, xi| *xi = d_sm[i] * r[i]);
-    product(&lv.a, x, &mut lv.tmp, |i, t| *t = r[i] - *t);
+    product(&lv.a, x, &mut lv.tmp, lv.par, |i, t| *t = r[i] - *t);
     // Restriction r_c = Pᵀ·(r − A x), per coarse row in fine-row order.
     let next = &mut rest[0];
     let mut rc = std::mem::take(&mut next.rhs);
     let mut xc = std::mem::take(&mut next.sol);
-    {
-        let (pt_ptr, pt_row, pt_val, t) = (&lv.pt_ptr, &lv.pt_row, &lv.pt_val, &lv.tmp);
-        for_each_indexed(&mut rc, |c, rc| {
-            let mut acc = Vec3A::ZERO;
-            for k in pt_ptr[c] as usize..pt_ptr[c + 1] as usize {
-                acc += pt_val[k] * t[pt_row[k] as usize];
-            }
-            *rc = acc;
-        });
-    }
+    lv.restrict(&mut rc);
     cycle(rest, coarsest, &rc, &mut xc);
     // Prolongation x += P·x_c.
     {
         let (p_ptr, p_col, p_val, xc) = (&lv.p_ptr, &lv.p_col, &lv.p_val, &xc);
-        for_each_indexed(x, |i, xi| {
+        each(lv.par, x, |i, xi| {
             for s in p_ptr[i] as usize..p_ptr[i + 1] as usize {
                 *xi += p_val[s] * xc[p_col[s] as usize];
             }
@@ -1168,7 +1286,7 @@ fn cycle(levels: &mut [Level], coarsest: &mut Coarsest, r: &[Vec3A], x: &mut [Ve
     rest[0].rhs = rc;
     rest[0].sol = xc;
     // Post-smoothing: x += ω D⁻¹ (r − A x).
-    product(&lv.a, x, &mut lv.tmp, |i, t| *t = r[i] - *t);
+    product(&lv.a, x, &mut lv.tmp, lv.par, |i, t| *t = r[i] - *t);
     let t = &lv.tmp;
     for_each_indexed(x, |i, xi| *xi += d_sm[i] * t[i]);
 }
@@ -1282,6 +1400,66 @@ pub(crate) mod tests {
             assert!((uv - vu).abs() < 1e-4 * scale, "{uv} vs {vu}");
             assert!(dot(&u, &zu) > 0.0 && dot(&v, &zv) > 0.0);
         }
+    }
+
+    /// The downward-half quadratic form equals rᵀ·(M⁻¹r) of the full V-cycle to rounding, on a
+    /// several-level hierarchy and on one small enough to be only the dense coarsest level.
+    #[test]
+    fn quadratic_form_matches_the_v_cycle() {
+        for (nx, ny) in [(40, 30), (5, 4)] {
+            let (a, filter, x) = membrane(nx, ny, 0.02, 0.02);
+            let mut amg = Amg::new();
+            amg.build(&a, &filter, &x, &x);
+            let n = nx * ny;
+            let mut z = vec![Vec3A::ZERO; n];
+            let mut partials = Partials::default();
+            for seed in 1..4u64 {
+                let r: Vec<Vec3A> = rand_vec(n, seed)
+                    .iter()
+                    .zip(&filter)
+                    .map(|(v, f)| f.apply_a(*v))
+                    .collect();
+                amg.apply(&r, &mut z);
+                let full = dot(&r, &z);
+                let half = amg.quadratic(&r, &mut partials);
+                assert!(full > 0.0);
+                assert!(
+                    (half - full).abs() < 1e-5 * full,
+                    "{half} vs {full} ({nx}x{ny})"
+                );
+            }
+        }
+    }
+
+    /// A coarse level with fewer rows than the parallel threshold but as many blocks runs its
+    /// passes on the thread pool; the build and the V-cycle give the same bits on 1 and 2 threads.
+    #[test]
+    fn parallel_coarse_level_is_thread_count_independent() {
+        let (a, filter, x) = membrane(100, 100, 0.01, 0.01);
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let mut amg = Amg::new();
+                    amg.build(&a, &filter, &x, &x);
+                    let r = rand_vec(10_000, 3);
+                    let mut z = vec![Vec3A::ZERO; 10_000];
+                    amg.apply(&r, &mut z);
+                    let q = amg.quadratic(&r, &mut Partials::default());
+                    (amg, z, q)
+                })
+        };
+        let (amg, z1, q1) = run(1);
+        let (_, z2, q2) = run(2);
+        let l1 = &amg.levels[1];
+        assert!(l1.par && !parallel(l1.rows()), "{:?}", amg.level_sizes());
+        assert!(z1
+            .iter()
+            .zip(&z2)
+            .all(|(p, q)| p.to_array() == q.to_array()));
+        assert_eq!(q1.to_bits(), q2.to_bits());
     }
 
     /// Refilling reuses the hierarchy's structure: no symbolic rebuild; the output depends on the

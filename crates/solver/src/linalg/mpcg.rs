@@ -104,8 +104,9 @@ pub enum Preconditioner {
     IncompleteCholesky,
     /// Smoothed-aggregation algebraic multigrid V-cycle on S·A·S + (I − S) ([`Amg`]; Tamstorf,
     /// Jones & McCormick 2015): a hierarchy refilled per solve (rebuilt only when its aggregates
-    /// change) and about four products with A per iteration, for iteration counts that grow slowly
-    /// with the vertex count and hardly with triangle shape (BENCHMARKS.md).
+    /// change; about 13 V-cycles' cost) and one V-cycle per iteration (about two IC(0)
+    /// iterations' time), for iteration counts that grow slowly with the vertex count
+    /// and hardly with triangle shape (BENCHMARKS.md).
     Amg,
     /// Chosen from the rest mesh when the simulation is built ([`super::choice::resolve`]):
     /// AMG where the typical triangle is thin or from 32,768 vertices, IC(0) otherwise. A solve
@@ -280,6 +281,15 @@ impl Factor {
         }
     }
 
+    /// rᵀ·P⁻¹·r (f64, fixed order) where P⁻¹·r itself is not needed (`u` is scratch): for AMG
+    /// from the V-cycle's downward half ([`Amg::quadratic`]), else [`Factor::delta`].
+    fn norm(&mut self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
+        if self.kind == Preconditioner::Amg {
+            return self.amg.quadratic(r, partials);
+        }
+        self.delta(r, u, partials)
+    }
+
     /// δ = rᵀ·P⁻¹·r (f64, fixed order), leaving the forward half of P⁻¹·r in `u`.
     fn delta(&mut self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
         if self.kind == Preconditioner::Amg {
@@ -384,13 +394,13 @@ impl Mpcg {
         for_each_indexed_if(par, &mut self.r, |i, r| {
             *r = filter[i].apply_a(Vec3A::from(b[i]) - s_vec[i])
         });
-        let delta_b = self.factor.delta(&self.r, &mut self.h, &mut self.partials);
+        let delta_b = self.factor.norm(&self.r, &mut self.h, &mut self.partials);
         // Reference impulse w_i = m_i·velocity_floor·(1,1,1)/√3, filtered, in the P⁻¹ norm.
         let floor = settings.velocity_floor / 3f32.sqrt();
         for_each_indexed_if(par, &mut self.s, |i, s| {
             *s = filter[i].apply_a(Vec3A::splat(mass[i] * floor))
         });
-        let delta_ref = self.factor.delta(&self.s, &mut self.h, &mut self.partials);
+        let delta_ref = self.factor.norm(&self.s, &mut self.h, &mut self.partials);
         let delta0 = delta_b.max(delta_ref);
         if !delta0.is_finite() {
             return CgResult {
