@@ -19,7 +19,7 @@ def test_time_slices_end_with_85_and_resume_to_the_uninterrupted_bytes(tmp_path)
         pytest.skip("coreutils timeout is not installed")
     scenes = tmp_path / "scenes"
     scenes.mkdir()
-    name = make_shot(scenes, "twist", 16)  # 48 frames, about 2 s on one thread
+    name = make_shot(scenes, "twist", 24)  # 48 frames, about 1.8 s on one thread
     command = [timeout, "--foreground", "--preserve-status", "--signal=TERM", "0.5",
                str(clothbake_bin()), "bake", f"{name}.toml", "-o", str(tmp_path / "out"),
                "--format", "pc2,mdd", "--threads", "1", "--checkpoint-every", "10", "--resume"]

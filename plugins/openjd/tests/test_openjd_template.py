@@ -127,7 +127,7 @@ def test_each_shot_is_a_task_that_bakes_the_plain_bake_bytes_and_reports_progres
 def test_a_canceled_task_leaves_a_checkpoint_and_a_rerun_resumes_it(tmp_path):
     scenes, out = tmp_path / "scenes", tmp_path / "caches"
     scenes.mkdir()
-    name = make_shot(scenes, "twist", 16)  # 48 frames, about 2 s on one thread
+    name = make_shot(scenes, "twist", 24)  # 48 frames, about 1.8 s on one thread
     stage = out / name / ".clothbake-resume"
     log_path = tmp_path / "canceled.log"
     with open(log_path, "w") as log_file:
