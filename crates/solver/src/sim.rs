@@ -86,8 +86,10 @@ pub struct SimSettings {
     pub preconditioner: Preconditioner,
     /// Find the cloth–cloth proximity contacts of a substep on another thread while its linear
     /// solve runs, when the solve is small enough to run on one thread (default on). The result
-    /// is the same to the bit either way; off, they are found after the solve. Only without
-    /// [`Self::self_contact_damping`], which needs them before the solve.
+    /// is the same to the bit either way; off, they are found after the solve. With
+    /// [`Self::self_contact_damping`], which needs them before the solve, they are found beside
+    /// it when the last substep damped no approaching contact, and the solve is repeated with the
+    /// damping if some contact now approaches (the same bits again).
     pub proximity_ahead: bool,
     /// Time integrator of the substeps (default backward Euler; see
     /// [`crate::integrator::method`]).

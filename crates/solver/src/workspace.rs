@@ -42,6 +42,12 @@ pub struct Workspace {
     pub(crate) after_colliders: Vec<Vec3>,
     /// Cloth–cloth collision (broad phase, candidates, impact zones); None without self-collision.
     pub(crate) self_contact: Option<SelfContact>,
+    /// Warm start of a solve that may be repeated ([`crate::step::solve::run`]), m/s.
+    pub(crate) warm_dv: Vec<Vec3>,
+    /// The last substep damped some approaching cloth–cloth contact inside its solve: a hint for
+    /// where the next one looks for them (before its solve or beside it), which changes only the
+    /// speed ([`crate::step::self_contact_damping::run`]).
+    pub(crate) damped_last: bool,
     /// Per vertex: held by a collider this substep (contact or projection).
     pub(crate) held: Vec<bool>,
     /// AIMEX's per-vertex stiffness sums and the substep's implicit/explicit split (empty unless
@@ -74,6 +80,8 @@ impl Workspace {
             after_solve: vec![Vec3::ZERO; n],
             after_colliders: vec![Vec3::ZERO; n],
             self_contact: SelfContact::new(model)?,
+            warm_dv: Vec::new(),
+            damped_last: false,
             held: vec![false; n],
             aimex: Aimex::default(),
             projected: ProjectedDamping::default(),

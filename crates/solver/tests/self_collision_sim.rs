@@ -286,11 +286,18 @@ fn self_collision_switch_is_per_garment_and_garments_always_collide() {
 }
 
 /// The proximity contacts found ahead of the solve, on another thread ([`SimSettings`]'s
-/// `proximity_ahead`, used when the solve runs on one thread and the contacts are not damped
-/// inside it) change nothing: the fold above gives the same positions, contacts and CCD work to
-/// the bit with it on and off.
+/// `proximity_ahead`, used when the solve runs on one thread) change nothing: the fold above gives
+/// the same positions, contacts and CCD work to the bit with it on and off — without the
+/// cloth–cloth damping inside the solve, and with it, where a substep that finds approaching
+/// contacts beside its solve repeats the solve with their damping.
 #[test]
 fn proximity_found_ahead_of_the_solve_gives_the_same_fold_to_the_bit() {
+    for damping in [0.0, clothbake_solver::DEFAULT_SELF_CONTACT_DAMPING] {
+        same_fold_with_and_without_proximity_ahead(damping);
+    }
+}
+
+fn same_fold_with_and_without_proximity_ahead(self_contact_damping: f32) {
     let run = |proximity_ahead: bool| {
         let n = 18;
         let (size, y0) = (0.5, 0.006);
@@ -299,11 +306,13 @@ fn proximity_found_ahead_of_the_solve_gives_the_same_fold_to_the_bit() {
         let settings = SimSettings {
             substeps: 6,
             proximity_ahead,
-            self_contact_damping: 0.0,
+            self_contact_damping,
             ..SimSettings::default()
         };
         let mut sim = Simulation::new(vec![g], settings).expect("valid sheet");
         let mut frames = Vec::new();
+        // Seconds spent finding contacts beside a solve, over every frame's substeps.
+        let mut ahead = 0.0;
         for f in 1..=40 {
             let targets = fold.targets(f as f32 / 30.0);
             let r = sim
@@ -316,21 +325,24 @@ fn proximity_found_ahead_of_the_solve_gives_the_same_fold_to_the_bit() {
                 .flat_map(|p| p.to_array().map(f32::to_bits))
                 .collect();
             frames.push((bits, r.substeps, r.self_contacts, r.unresolved));
+            ahead += sim
+                .substep_reports()
+                .iter()
+                .map(|s| s.times.self_ahead)
+                .sum::<f64>();
         }
-        let ahead: f64 = sim
-            .substep_reports()
-            .iter()
-            .map(|s| s.times.self_ahead)
-            .sum();
         (frames, ahead)
     };
     let (with, ahead) = run(true);
     let (without, none) = run(false);
-    assert!(ahead > 0.0, "the proximity contacts were found ahead");
+    assert!(
+        ahead > 0.0,
+        "β {self_contact_damping}: the contacts were found ahead"
+    );
     assert_eq!(none, 0.0);
     let contacts: u32 = with.iter().map(|f| f.2).sum();
     assert!(contacts > 1000, "the layers touch: {contacts} contacts");
     for (f, (a, b)) in with.iter().zip(&without).enumerate() {
-        assert!(a == b, "frame {} differs", f + 1);
+        assert!(a == b, "β {self_contact_damping}: frame {} differs", f + 1);
     }
 }

@@ -88,10 +88,10 @@ pub(crate) fn substep(
     let start_strain = assemble::run(model, settings, ws, sub.h);
     body_contact::implicit_friction(model, state, ws, sub.h);
     lap.lap(&mut times.assemble);
-    self_contact_damping::run(model, settings, ws, sub.h, &mut times);
+    let deferred = self_contact_damping::run(model, settings, ws, sub.h, &mut times);
     lap.lap(&mut times.self_collide);
 
-    let solved = solve::run(model, settings, state, ws, sub.h);
+    let solved = solve::run(model, settings, state, ws, sub.h, deferred);
     let mut joined = 0.0;
     lap.lap(&mut joined);
     solved.charge(&mut times, joined);

@@ -95,7 +95,7 @@ pub(crate) fn iterate(
         }
     }
     state.dv.iter_mut().for_each(|d| *d = Vec3::ZERO);
-    let cg = super::solve::run(model, settings, state, ws, h).cg;
+    let cg = super::solve::run(model, settings, state, ws, h, false).cg;
     let (bx, bv, bh) = ws.base.pick(&ws.start.x, &ws.start.v, h);
     let (dv, y) = (&mut state.dv, &s.y);
     state

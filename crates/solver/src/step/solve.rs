@@ -45,12 +45,18 @@ impl Solved {
     }
 }
 
+/// `deferred_damping`: the cloth–cloth damping was left to this stage
+/// ([`super::self_contact_damping::run`]): the contacts are found beside a first solve without
+/// it, and only if some of them approach are their terms added and the solve repeated from the
+/// same warm start, which gives the bits of a solve with the terms from the start (the repeated
+/// solve's iterations are reported, the first one's time is charged to the solve).
 pub(crate) fn run(
     model: &Model,
     settings: &SimSettings,
     state: &mut State,
     ws: &mut Workspace,
     h: f32,
+    deferred_damping: bool,
 ) -> Solved {
     if settings.integrator == Integrator::Kang {
         let clock = Instant::now();
@@ -69,6 +75,38 @@ pub(crate) fn run(
             prepared: None,
         };
     }
+    let n = model.vertex_count();
+    // Without the damping (or with it deferred) the contacts are found beside a one-thread solve.
+    let ahead = settings.proximity_ahead
+        && !reduce::parallel(n)
+        && (settings.self_contact_damping == 0.0 || deferred_damping);
+    if deferred_damping {
+        ws.warm_dv.clone_from(&state.dv);
+    }
+    let (mut cg, mut seconds, prepared) = solve_once(model, settings, state, ws, h, ahead);
+    if deferred_damping && super::self_contact_damping::apply(model, settings, ws, h) > 0 {
+        state.dv.copy_from_slice(&ws.warm_dv);
+        let (again, more, _) = solve_once(model, settings, state, ws, h, false);
+        (cg, seconds) = (again, seconds + more);
+    }
+    Solved {
+        cg,
+        seconds,
+        prepared,
+    }
+}
+
+/// One MPCG solve of the assembled system for Δv (into `state.dv`), with the cloth–cloth
+/// proximity contacts found on another thread meanwhile when `ahead`. Returns the result, the
+/// solve's wall time (s) and the times of the contacts' parts.
+fn solve_once(
+    model: &Model,
+    settings: &SimSettings,
+    state: &mut State,
+    ws: &mut Workspace,
+    h: f32,
+    ahead: bool,
+) -> (CgResult, f64, Option<SelfCollisionTimes>) {
     let cg_settings = CgSettings {
         tolerance: settings.cg_tolerance,
         max_iterations: settings.cg_max_iterations,
@@ -103,31 +141,17 @@ pub(crate) fn run(
         let cg = mpcg.solve(&problem, dv, cg_settings);
         (cg, clock.elapsed().as_secs_f64())
     };
-    let n = model.vertex_count();
-    let ahead = match &mut ws.self_contact {
-        // With self-contact damping the contacts were found before the solve.
-        Some(sc)
-            if settings.proximity_ahead
-                && settings.self_contact_damping == 0.0
-                && !reduce::parallel(n) =>
-        {
-            Some(sc)
-        }
-        _ => None,
-    };
     let (x0, v0) = (&ws.start.x, &ws.start.v);
-    let ((cg, seconds), prepared) = match ahead {
+    match ws.self_contact.as_mut().filter(|_| ahead) {
         Some(sc) => {
             let gravity = settings.gravity;
-            let (solved, prep) = rayon::join(solve, || sc.prepare(x0, v0, h, gravity));
-            (solved, Some(prep))
+            let ((cg, seconds), prep) = rayon::join(solve, || sc.prepare(x0, v0, h, gravity));
+            (cg, seconds, Some(prep))
         }
-        None => (solve(), None),
-    };
-    Solved {
-        cg,
-        seconds,
-        prepared,
+        None => {
+            let (cg, seconds) = solve();
+            (cg, seconds, None)
+        }
     }
 }
 
