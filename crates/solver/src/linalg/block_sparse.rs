@@ -175,6 +175,22 @@ impl BlockMatrix {
         first: usize,
         x: &[Vec3A],
         y: &mut [Vec3A],
+        finish: impl FnMut(usize, &mut Vec3A),
+    ) {
+        self.mul_rows_skipping(first, x, y, &[], finish)
+    }
+
+    /// [`Self::mul_rows`] without the blocks of the rows i with `skip[i]` (an empty `skip`: none):
+    /// for a product whose x is zero on those rows and whose y there is discarded (MPCG's S·A·p
+    /// with the fixed vertices skipped), which then gives the same y everywhere else. `finish` is
+    /// still called for every row.
+    #[inline]
+    pub fn mul_rows_skipping(
+        &self,
+        first: usize,
+        x: &[Vec3A],
+        y: &mut [Vec3A],
+        skip: &[bool],
         mut finish: impl FnMut(usize, &mut Vec3A),
     ) {
         let p = &self.pattern;
@@ -192,6 +208,10 @@ impl BlockMatrix {
             *yl = acc;
         }
         for i in first..end {
+            if skip.get(i).copied().unwrap_or(false) {
+                finish(i, &mut y[i - first]);
+                continue;
+            }
             let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
             let xi = x[i];
             let mut acc = self.diag[i] * xi;
@@ -228,6 +248,46 @@ mod tests {
         let q = BlockPattern::with_weak_pairs(3, &[[0, 1]], &[[1, 0], [1, 2]]);
         assert_eq!(q.col, vec![1, 2]);
         assert_eq!(q.weak, vec![false, true]);
+    }
+
+    /// Skipping rows whose x is zero changes no other row of the product, in any row range.
+    #[test]
+    fn skipped_rows_change_no_other_row() {
+        let n = 9;
+        let pairs: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 4 + 3) % n as u32]])
+            .collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        let val = |k: usize| ((k * 29 % 13) as f32 - 6.0) * 0.3;
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            *d = Mat3A::from_cols_array(&std::array::from_fn(|k| val(9 * i + k)));
+        }
+        for (s, m) in a.off.iter_mut().enumerate() {
+            *m = Mat3A::from_cols_array(&std::array::from_fn(|k| val(50 + 9 * s + k)));
+        }
+        let skip: Vec<bool> = (0..n).map(|i| i % 3 == 1).collect();
+        let x: Vec<Vec3A> = (0..n)
+            .map(|i| {
+                if skip[i] {
+                    Vec3A::ZERO
+                } else {
+                    Vec3A::new(1.0 + i as f32, -0.5 * i as f32, 0.75)
+                }
+            })
+            .collect();
+        let bits = |v: &Vec3A| v.to_array().map(f32::to_bits);
+        for first in [0, 2, 5] {
+            let (mut full, mut part) = (vec![Vec3A::ZERO; n - first], vec![Vec3A::ZERO; n - first]);
+            let mut called = Vec::new();
+            a.mul_rows(first, &x, &mut full, |_, _| {});
+            a.mul_rows_skipping(first, &x, &mut part, &skip, |i, _| called.push(i));
+            assert_eq!(called, (first..n).collect::<Vec<_>>());
+            for i in first..n {
+                if !skip[i] {
+                    assert_eq!(bits(&full[i - first]), bits(&part[i - first]), "row {i}");
+                }
+            }
+        }
     }
 
     /// The serial one-pass product and the row gather agree with the dense product.

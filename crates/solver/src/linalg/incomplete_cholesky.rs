@@ -137,6 +137,10 @@ pub struct IncompleteCholesky {
     /// per partition so partitions factor in parallel without splitting per call.
     values: Vec<PartitionValues>,
     d_inv: Vec<Mat3A>,
+    /// Per row: its vertex is fixed (S_i = 0), so every entry of its row and column of the
+    /// factor is zero and the sweeps skip its couplings (a hard-pinned bodice is a fifth of the
+    /// dress-walk sample's rows).
+    fixed: Vec<bool>,
     /// Pattern size the symbolic data was built for (rows, blocks).
     shape: (usize, usize),
     parts: Partitions,
@@ -287,6 +291,7 @@ impl IncompleteCholesky {
             update,
             values,
             d_inv: vec![Mat3A::IDENTITY; n],
+            fixed: vec![false; n],
             shape: (n, nnz),
             parts,
         };
@@ -316,6 +321,9 @@ impl IncompleteCholesky {
         stop: Option<&AtomicBool>,
     ) -> u32 {
         self.symbolic(a);
+        self.fixed.clear();
+        self.fixed
+            .extend(filter.iter().map(|f| *f == Filter::Fixed));
         let sym = Symbolic {
             lower_ptr: &self.lower_ptr,
             lower_col: &self.lower_col,
@@ -372,6 +380,8 @@ impl IncompleteCholesky {
                 let i = base + l;
                 let mut acc = rhs(l);
                 let (e0, e1) = (self.lower_ptr[i] as usize, self.lower_ptr[i + 1] as usize);
+                // A fixed row's couplings are zero (see `fixed`).
+                let e1 = if self.fixed[i] { e0 } else { e1 };
                 for (m, &j) in l_val[e0 - e_base..e1 - e_base]
                     .iter()
                     .zip(&self.lower_col[e0..e1])
@@ -402,6 +412,7 @@ impl IncompleteCholesky {
             let i = base + l;
             let mut acc = self.d_inv[i] * yh[l];
             let (e0, e1) = (self.upper_ptr[i] as usize, self.upper_ptr[i + 1] as usize);
+            let e1 = if self.fixed[i] { e0 } else { e1 };
             for (m, &j) in lu[e0 - e_base..e1 - e_base]
                 .iter()
                 .zip(&self.upper_col[e0..e1])
@@ -528,6 +539,64 @@ mod tests {
                 assert!(p.size() - last < 2 * ALIGN, "{n}: {p:?}");
             }
         }
+    }
+
+    /// The sweeps skip the couplings of fixed rows: the same y and h to the bit as sweeping them
+    /// (every such entry of the factor is zero), on a chain whose every third vertex is fixed.
+    #[test]
+    fn sweeps_skipping_fixed_rows_give_the_same_bits() {
+        let n = 300;
+        let pairs: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i + 7) % n as u32]])
+            .collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            let s = 6.0 + (i % 5) as f32 * 0.3;
+            *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
+        }
+        for (k, m) in a.off.iter_mut().enumerate() {
+            let t = -0.7 - (k % 3) as f32 * 0.2;
+            *m = Mat3::from_cols(
+                Vec3::new(t, 0.1, 0.0),
+                Vec3::new(0.1, t, 0.05),
+                Vec3::new(0.0, 0.05, t),
+            )
+            .into();
+        }
+        let filter: Vec<Filter> = (0..n)
+            .map(|i| match i % 3 {
+                0 => Filter::Fixed,
+                1 => Filter::Plane(Vec3::Y),
+                _ => Filter::Free,
+            })
+            .collect();
+        let mut ic = IncompleteCholesky::new();
+        assert_eq!(ic.factor(&a, &filter, 1.0), 0);
+        assert_eq!(ic.fixed.iter().filter(|&&f| f).count(), n / 3);
+        let mut all = ic.clone();
+        all.fixed.fill(false);
+        let r: Vec<Vec3A> = (0..n)
+            .map(|i| {
+                let v = Vec3A::new((i as f32 * 0.37).sin(), 1.0, (i as f32 * 0.11).cos());
+                filter[i].apply_a(v)
+            })
+            .collect();
+        let sweep = |ic: &IncompleteCholesky| {
+            let mut h = vec![Vec3A::ZERO; n];
+            let mut dots = vec![0.0; n.div_ceil(CHUNK)];
+            ic.forward_partition(0, |i| r[i], &mut h, &mut dots);
+            let y = h.clone();
+            ic.backward_partition(0, &mut h, |_, _| {});
+            (y, h, dots)
+        };
+        let bits = |v: &[Vec3A]| -> Vec<[u32; 3]> {
+            v.iter().map(|x| x.to_array().map(f32::to_bits)).collect()
+        };
+        let ((y1, h1, d1), (y2, h2, d2)) = (sweep(&ic), sweep(&all));
+        assert_eq!(bits(&y1), bits(&y2));
+        assert_eq!(bits(&h1), bits(&h2));
+        assert_eq!(d1, d2);
+        assert!(h1.iter().any(|v| v.length() > 0.1));
     }
 
     /// `try_factor` stops (in every partition) at a breakdown that `factor` repairs, and where none

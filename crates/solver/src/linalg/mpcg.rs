@@ -347,6 +347,9 @@ pub struct Mpcg {
     p: Vec<Vec3A>,
     s: Vec<Vec3A>,
     h: Vec<Vec3A>,
+    /// Per vertex: fixed this solve (S_i = 0): p_i = 0 and (S·A·p)_i = 0, so the product skips
+    /// its row's blocks ([`BlockMatrix::mul_rows_skipping`]).
+    fixed: Vec<bool>,
     factor: Factor,
     partials: Partials,
 }
@@ -378,6 +381,9 @@ impl Mpcg {
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
             v.resize(n, Vec3A::ZERO);
         }
+        self.fixed.clear();
+        self.fixed
+            .extend(filter.iter().map(|f| *f == Filter::Fixed));
         self.factor
             .build(settings.preconditioner, a, filter, positions, rest);
         // The passes before the first iteration on both cores where the iterations' are.
@@ -460,7 +466,7 @@ impl Mpcg {
                     .for_each(backward);
             }
             // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
-            let p = &self.p;
+            let (p, fixed) = (&self.p, &self.fixed);
             let parts = self.partials.prepare(n);
             // Row ranges of product_rows(n), each a slice of the serial one-pass product (same bits
             // whichever thread runs it, and the same as the serial pass).
@@ -468,7 +474,7 @@ impl Mpcg {
             let product = |(k, (sk, pk)): (usize, (&mut [Vec3A], &mut [f64]))| {
                 let first = k * rows;
                 let mut acc = 0.0f64;
-                a.mul_rows(first, p, sk, |i, s| {
+                a.mul_rows_skipping(first, p, sk, fixed, |i, s| {
                     *s = filter[i].apply_a(*s);
                     acc += p[i].as_dvec3().dot(s.as_dvec3());
                     if (i + 1) % CHUNK == 0 || i + 1 == n {
