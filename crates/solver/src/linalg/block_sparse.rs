@@ -250,6 +250,24 @@ mod tests {
         assert_eq!(q.weak, vec![false, true]);
     }
 
+    /// A matrix on the pattern of `pairs` whose entries are `val(k)`: diagonal block i takes
+    /// k = 9i..9i + 9, off-diagonal slot s takes k = `off_from` + 9s.. `off_from` + 9s + 9.
+    fn filled(
+        n: usize,
+        pairs: &[[u32; 2]],
+        val: impl Fn(usize) -> f32,
+        off_from: usize,
+    ) -> BlockMatrix {
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, pairs));
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            *d = Mat3A::from_cols_array(&std::array::from_fn(|k| val(9 * i + k)));
+        }
+        for (s, m) in a.off.iter_mut().enumerate() {
+            *m = Mat3A::from_cols_array(&std::array::from_fn(|k| val(off_from + 9 * s + k)));
+        }
+        a
+    }
+
     /// Skipping rows whose x is zero changes no other row of the product, in any row range.
     #[test]
     fn skipped_rows_change_no_other_row() {
@@ -257,14 +275,7 @@ mod tests {
         let pairs: Vec<[u32; 2]> = (0..n as u32)
             .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 4 + 3) % n as u32]])
             .collect();
-        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
-        let val = |k: usize| ((k * 29 % 13) as f32 - 6.0) * 0.3;
-        for (i, d) in a.diag.iter_mut().enumerate() {
-            *d = Mat3A::from_cols_array(&std::array::from_fn(|k| val(9 * i + k)));
-        }
-        for (s, m) in a.off.iter_mut().enumerate() {
-            *m = Mat3A::from_cols_array(&std::array::from_fn(|k| val(50 + 9 * s + k)));
-        }
+        let a = filled(n, &pairs, |k| ((k * 29 % 13) as f32 - 6.0) * 0.3, 50);
         let skip: Vec<bool> = (0..n).map(|i| i % 3 == 1).collect();
         let x: Vec<Vec3A> = (0..n)
             .map(|i| {
@@ -297,14 +308,7 @@ mod tests {
         let pairs: Vec<[u32; 2]> = (0..n as u32)
             .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 3 + 2) % n as u32]])
             .collect();
-        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
-        let val = |k: usize| ((k * 37 % 11) as f32 - 5.0) * 0.25;
-        for (i, d) in a.diag.iter_mut().enumerate() {
-            *d = Mat3A::from_cols_array(&std::array::from_fn(|k| val(9 * i + k)));
-        }
-        for (s, m) in a.off.iter_mut().enumerate() {
-            *m = Mat3A::from_cols_array(&std::array::from_fn(|k| val(100 + 9 * s + k)));
-        }
+        let a = filled(n, &pairs, |k| ((k * 37 % 11) as f32 - 5.0) * 0.25, 100);
         let dense = |i: usize, j: usize| -> Mat3A {
             if i == j {
                 a.diag[i]

@@ -11,7 +11,6 @@
 //! sample (175 of 175). Inside the solve the stretch stiffness slows the neighbours with it.
 
 use crate::integrator::Integrator;
-use crate::linalg::reduce;
 use crate::model::Model;
 use crate::report::StageTimes;
 use crate::sim::SimSettings;
@@ -38,9 +37,8 @@ pub(crate) fn run(
         return false;
     };
     // Kang's solve finds no contacts beside it.
-    if settings.proximity_ahead
-        && settings.integrator != Integrator::Kang
-        && !reduce::parallel(model.vertex_count())
+    if settings.integrator != Integrator::Kang
+        && super::solve::search_beside(settings, model.vertex_count())
         && !ws.damped_last
     {
         return true;

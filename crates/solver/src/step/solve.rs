@@ -75,10 +75,8 @@ pub(crate) fn run(
             prepared: None,
         };
     }
-    let n = model.vertex_count();
     // Without the damping (or with it deferred) the contacts are found beside a one-thread solve.
-    let ahead = settings.proximity_ahead
-        && !reduce::parallel(n)
+    let ahead = search_beside(settings, model.vertex_count())
         && (settings.self_contact_damping == 0.0 || deferred_damping);
     if deferred_damping {
         ws.warm_dv.clone_from(&state.dv);
@@ -94,6 +92,12 @@ pub(crate) fn run(
         seconds,
         prepared,
     }
+}
+
+/// Whether the cloth–cloth contacts may be found beside the solve of an `n`-vertex system: it
+/// runs on one thread ([`SimSettings::proximity_ahead`]).
+pub(crate) fn search_beside(settings: &SimSettings, n: usize) -> bool {
+    settings.proximity_ahead && !reduce::parallel(n)
 }
 
 /// One MPCG solve of the assembled system for Δv (into `state.dv`), with the cloth–cloth
