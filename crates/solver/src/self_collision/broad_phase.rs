@@ -23,6 +23,8 @@ use super::topology::VertexTriangles;
 use glam::Vec3;
 use rayon::prelude::*;
 
+mod grow;
+
 /// Non-empty hash buckets per parallel join task (fixed, so the output order is
 /// thread-independent).
 const BUCKET_CHUNK: usize = 64;
@@ -207,6 +209,21 @@ pub struct BroadPhase {
     raw_ee: Vec<[u32; 2]>,
     counts_vf: Vec<u32>,
     counts_ee: Vec<u32>,
+    /// Has a build run (the bounds, hash and candidates belong together)?
+    built: bool,
+    /// Triangles around each vertex, and the cluster of each triangle (for [`Self::grow`]).
+    around: VertexTriangles,
+    tri_cluster: Vec<u32>,
+    /// Clusters whose box grew since the hash was built (their hashed box is stale): flag per
+    /// cluster and list.
+    stale: Vec<bool>,
+    stale_list: Vec<u32>,
+    /// Scratch of [`Self::grow`]: triangles and clusters around the escaped vertices, the pairs
+    /// found, the merged lists.
+    grown_tris: Vec<u32>,
+    grown_clusters: Vec<u32>,
+    grown_pairs: Task,
+    merged: Vec<[u32; 2]>,
 }
 
 /// Read-only inputs of the per-pair expansion.
@@ -334,6 +351,7 @@ impl BroadPhase {
         let adjacent = AdjacentPairs::new(n, triangles, edges, &features);
         Self {
             adjacent,
+            around: VertexTriangles::new(n, triangles),
             vdop: vec![Dop18::EMPTY; n],
             tdop: vec![Dop18::EMPTY; triangles.len()],
             edop: vec![Dop18::EMPTY; edges.len()],
@@ -458,7 +476,20 @@ impl BroadPhase {
             });
         if self.clusters.is_empty() && !mesh.triangles.is_empty() {
             self.clusters = pair_triangles(mesh.triangles, x0);
+            self.tri_cluster = vec![0; mesh.triangles.len()];
+            for (c, cl) in self.clusters.iter().enumerate() {
+                for t in cl.triangles() {
+                    self.tri_cluster[t as usize] = c as u32;
+                }
+            }
+            self.stale = vec![false; self.clusters.len()];
         }
+        // Every box is current again.
+        for &c in &self.stale_list {
+            self.stale[c as usize] = false;
+        }
+        self.stale_list.clear();
+        self.built = true;
         let tdop = &self.tdop;
         self.cbox.resize(self.clusters.len(), Aabb::EMPTY);
         self.cbox

@@ -155,6 +155,8 @@ pub struct SelfCollision {
     disp: Vec<f64>,
     /// Broad-phase box inflation per vertex (m).
     inflate: Vec<f32>,
+    /// Vertices whose x1 left their broad-phase box (scratch of a rebuild).
+    escaped: Vec<u32>,
     broad: BroadPhase,
     /// Lower bounds of the distance at x0 (m) of each vertex–triangle / edge–edge candidate,
     /// from the proximity pass (0 = unknown); they let the CCD skip pairs that cannot touch.
@@ -188,6 +190,7 @@ impl SelfCollision {
             x1: vec![Vec3::ZERO; n],
             disp: vec![0.0; n],
             inflate: vec![0.0; n],
+            escaped: Vec::new(),
             broad,
             vf_sep: Vec::new(),
             ee_sep: Vec::new(),
@@ -288,8 +291,14 @@ impl SelfCollision {
             self.broad.ee.clone_from(&self.prepared.ee);
             self.vf_sep.clone_from(&self.prepared.vf_sep);
             self.ee_sep.clone_from(&self.prepared.ee_sep);
+        } else if prepared {
+            // Some vertices left the prepared boxes: those candidates with the escaped vertices'
+            // boxes grown, if they are few ([`BroadPhase::grow`]), else a rebuild.
+            self.broad.vf.clone_from(&self.prepared.vf);
+            self.broad.ee.clone_from(&self.prepared.ee);
+            self.rebuild_candidates(x0, true);
         } else {
-            self.rebuild_candidates(x0, prepared);
+            self.build_candidates(x0, BOX_INFLATION);
         }
         lap.split(&mut report.times.broad_phase);
 
@@ -408,16 +417,55 @@ impl SelfCollision {
         out
     }
 
-    /// Candidates for x0 → x1: for continuous collision alone (inflation [`CCD_INFLATION`], the
-    /// distance bounds carried over) when the proximity contacts were prepared, else for both
-    /// ([`BOX_INFLATION`]).
+    /// Candidates for x0 → x1 after some vertices left the boxes of the current ones: for
+    /// continuous collision alone (inflation [`CCD_INFLATION`], the distance bounds carried over)
+    /// when the proximity contacts were prepared, else for both ([`BOX_INFLATION`]). The current
+    /// candidates with the escaped vertices' boxes grown when they are few
+    /// ([`BroadPhase::grow`]), else a new build.
     fn rebuild_candidates(&mut self, x0: &[Vec3], prepared: bool) {
-        if prepared {
-            self.build_candidates(x0, CCD_INFLATION);
-            self.transfer_prepared_bounds();
+        let inflation = if prepared {
+            CCD_INFLATION
         } else {
-            self.build_candidates(x0, BOX_INFLATION);
+            BOX_INFLATION
+        };
+        if self.grow_candidates(x0, inflation) {
+            // Distance bounds are unknown until the next proximity pass.
+            self.vf_sep.clear();
+            self.vf_sep.resize(self.broad.vf.len(), 0.0);
+            self.ee_sep.clear();
+            self.ee_sep.resize(self.broad.ee.len(), 0.0);
+        } else {
+            self.build_candidates(x0, inflation);
         }
+        if prepared {
+            self.transfer_prepared_bounds();
+        }
+    }
+
+    /// [`BroadPhase::grow`] for the vertices whose x1 left their box (by the margin of
+    /// [`Self::moved`]), their sweeps inflated by `inflation`·thickness plus eight f32 ulps of the
+    /// coordinates as in [`Self::build_candidates`]. False if a full build is needed instead.
+    fn grow_candidates(&mut self, x0: &[Vec3], inflation: f32) -> bool {
+        let (broad, thick, x1) = (&self.broad, &self.thick, &self.x1);
+        self.escaped.clear();
+        self.escaped.extend((0..x1.len() as u32).filter(|&i| {
+            let i = i as usize;
+            let margin = narrow::CCD_TOLERANCE_FRACTION * thick[i] + 1e-7;
+            !broad.contains_with_margin(i, x1[i], margin)
+        }));
+        for &i in &self.escaped {
+            let i = i as usize;
+            let size = x0[i].abs().max(x1[i].abs()).max_element();
+            self.inflate[i] = inflation * thick[i] + 8.0 * f32::EPSILON * size;
+        }
+        let mesh = Mesh {
+            triangles: &self.triangles,
+            edges: &self.edges,
+            layer: &self.layer,
+            layer_self_collide: &self.layer_self_collide,
+        };
+        self.broad
+            .grow(&mesh, x0, &self.x1, &self.inflate, &self.escaped)
     }
 
     /// Thickness and friction of every vertex from its garment's parameters.
