@@ -731,12 +731,17 @@ mod tests {
         x1: &[Vec3],
         inflate: &[f32],
     ) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
-        let n = x0.len();
-        let (tris, edges) = (mesh.triangles, mesh.edges);
         // Reference bounds: box and diagonal ranges from the swept, inflated vertices.
-        let vd: Vec<Dop18> = (0..n)
+        let vd: Vec<Dop18> = (0..x0.len())
             .map(|i| Dop18::swept(x0[i], x1[i], inflate[i]))
             .collect();
+        brute_force_dops(mesh, &vd)
+    }
+
+    /// [`brute_force`] for given vertex 18-DOPs `vd`.
+    pub(super) fn brute_force_dops(mesh: &Mesh, vd: &[Dop18]) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
+        let n = vd.len();
+        let (tris, edges) = (mesh.triangles, mesh.edges);
         let td: Vec<Dop18> = tris
             .iter()
             .map(|t| {
@@ -796,39 +801,8 @@ mod tests {
     /// triangles above never has. With self-collision off, only pairs across the grids remain.
     #[test]
     fn crumpled_grid_candidates_equal_brute_force() {
-        let mut s = 0x5eed_1234_abcd_0001u64;
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
-        let (side, h) = (16u32, 0.01);
-        let mut x0 = Vec::new();
-        let mut tris = Vec::new();
-        for sheet in 0..2u32 {
-            let base = sheet * side * side;
-            for j in 0..side {
-                for i in 0..side {
-                    let p = Vec3::new(i as f32 * h, 0.004 * sheet as f32, j as f32 * h);
-                    x0.push(p + 1.5 * h * Vec3::new(r(), r(), r()));
-                }
-            }
-            for j in 0..side - 1 {
-                for i in 0..side - 1 {
-                    let v = base + j * side + i;
-                    tris.push([v, v + 1, v + side]);
-                    tris.push([v + 1, v + side + 1, v + side]);
-                }
-            }
-        }
-        let x1: Vec<Vec3> = x0
-            .iter()
-            .map(|p| *p + 0.3 * h * Vec3::new(r(), r(), r()))
-            .collect();
-        let edges = unique_edges(&tris);
+        let (x0, x1, tris, edges, layer) = crumpled_grids();
         let n = x0.len();
-        let layer: Vec<u32> = (0..n as u32).map(|i| i / (side * side)).collect();
         let inflate = vec![0.002; n];
         let mut bp = BroadPhase::new(n, &tris, &edges);
         for self_collide in [true, false] {
@@ -864,5 +838,46 @@ mod tests {
             assert_eq!(bp.vf, vf, "self-collision {self_collide}");
             assert_eq!(bp.ee, ee, "self-collision {self_collide}");
         }
+    }
+
+    /// x0, x1, triangles, edges, layers: two connected, crumpled 16×16 grids 4 mm apart (spacing
+    /// 1 cm, vertices moved by up to 0.75 edge length per axis, x1 by up to 0.15 more), one garment
+    /// each.
+    pub(super) fn crumpled_grids() -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<[u32; 2]>, Vec<u32>)
+    {
+        let mut s = 0x5eed_1234_abcd_0001u64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let (side, h) = (16u32, 0.01);
+        let mut x0 = Vec::new();
+        let mut tris = Vec::new();
+        for sheet in 0..2u32 {
+            let base = sheet * side * side;
+            for j in 0..side {
+                for i in 0..side {
+                    let p = Vec3::new(i as f32 * h, 0.004 * sheet as f32, j as f32 * h);
+                    x0.push(p + 1.5 * h * Vec3::new(r(), r(), r()));
+                }
+            }
+            for j in 0..side - 1 {
+                for i in 0..side - 1 {
+                    let v = base + j * side + i;
+                    tris.push([v, v + 1, v + side]);
+                    tris.push([v + 1, v + side + 1, v + side]);
+                }
+            }
+        }
+        let x1: Vec<Vec3> = x0
+            .iter()
+            .map(|p| *p + 0.3 * h * Vec3::new(r(), r(), r()))
+            .collect();
+        let edges = unique_edges(&tris);
+        let n = x0.len() as u32;
+        let layer: Vec<u32> = (0..n).map(|i| i / (side * side)).collect();
+        (x0, x1, tris, edges, layer)
     }
 }

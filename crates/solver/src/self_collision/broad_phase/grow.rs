@@ -198,7 +198,56 @@ fn merge_sorted(list: &mut Vec<[u32; 2]>, extra: &mut [[u32; 2]], scratch: &mut 
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{brute_force_dops, crumpled_grids};
     use super::*;
+
+    /// Vertices of both crumpled grids swept 2.7 edge lengths through the other grid, in two
+    /// rounds (the second next to the first, whose clusters are then stale in the hash): the grown
+    /// candidates are exactly those of brute force over the grown 18-DOPs, and hold every pair of
+    /// a fresh build over the new motion.
+    #[test]
+    fn grown_candidates_equal_brute_force_over_the_grown_boxes() {
+        let (x0, x1_start, tris, edges, layer) = crumpled_grids();
+        let n = x0.len();
+        let inflate = vec![0.002; n];
+        let mut bp = BroadPhase::new(n, &tris, &edges);
+        for self_collide in [true, false] {
+            let mesh = Mesh {
+                triangles: &tris,
+                edges: &edges,
+                layer: &layer,
+                layer_self_collide: &[self_collide, self_collide],
+            };
+            let mut x1 = x1_start.clone();
+            bp.build(&mesh, &x0, &x1, &inflate);
+            let built = (bp.vf.len(), bp.ee.len());
+            for moved in [[5u32, 40, 300], [41, 301, 511]] {
+                for &v in &moved {
+                    let dy = if v < 256 { 0.008 } else { -0.008 };
+                    x1[v as usize] += Vec3::new(0.02, dy, -0.015);
+                }
+                let escaped: Vec<u32> = (0..n as u32)
+                    .filter(|&i| !bp.contains_with_margin(i as usize, x1[i as usize], 1e-4))
+                    .collect();
+                assert_eq!(escaped, moved);
+                assert!(bp.grow(&mesh, &x0, &x1, &inflate, &escaped));
+                for &v in &moved {
+                    assert!(bp.contains_with_margin(v as usize, x1[v as usize], 0.0019));
+                }
+                let (vf, ee) = brute_force_dops(&mesh, &bp.vdop);
+                assert_eq!(bp.vf, vf, "self-collision {self_collide}");
+                assert_eq!(bp.ee, ee, "self-collision {self_collide}");
+                let mut fresh = BroadPhase::new(n, &tris, &edges);
+                fresh.build(&mesh, &x0, &x1, &inflate);
+                assert!(fresh.vf.iter().all(|p| bp.vf.binary_search(p).is_ok()));
+                assert!(fresh.ee.iter().all(|p| bp.ee.binary_search(p).is_ok()));
+            }
+            assert!(bp.vf.len() > built.0 + 40 && bp.ee.len() > built.1 + 40);
+            // Every vertex escaped: a build is cheaper, grow declines.
+            let all: Vec<u32> = (0..n as u32).collect();
+            assert!(!bp.grow(&mesh, &x0, &x1, &inflate, &all));
+        }
+    }
 
     #[test]
     fn merge_keeps_order_and_drops_repeats() {
