@@ -69,7 +69,7 @@ impl SelfContact {
                 .map_or(String::new(), |r| r.name.clone()),
             message: e.to_string(),
         };
-        let stage = SelfCollision::new(&topology).map_err(|e| err(0, &e))?;
+        let mut stage = SelfCollision::new(&topology).map_err(|e| err(0, &e))?;
         let params: Vec<SelfCollisionParams> = model
             .self_collision
             .iter()
@@ -89,7 +89,10 @@ impl SelfContact {
             .iter()
             .zip(&model.hard_pinned)
             .map(|(&m, &pinned)| if pinned || m <= 0.0 { 0.0 } else { 1.0 / m })
-            .collect();
+            .collect::<Vec<f32>>();
+        // Pairs of hard-pinned vertices only are no candidates: nothing in the stage moves them.
+        let immovable: Vec<bool> = inv_mass.iter().map(|&w| w == 0.0).collect();
+        stage.set_immovable(&immovable);
         Ok(Some(SelfContact {
             stage,
             params,

@@ -180,6 +180,41 @@ impl Features {
     }
 }
 
+/// Vertices the cloth–cloth stage never moves (inverse mass 0: hard pins, which follow their
+/// prescribed motion) and the triangles, edges and clusters all of whose vertices are such. A
+/// vertex–triangle or edge–edge pair made only of them is skipped: no impulse or impact zone can
+/// change its motion (BFA02 §7: their mass is infinite), so its proximity and collision tests are
+/// wasted work — on the dress sample 2,220 of 10,212 vertices are pinned to the body.
+#[derive(Debug, Default)]
+struct Fixed {
+    vert: Vec<bool>,
+    tri: Vec<bool>,
+    edge: Vec<bool>,
+    /// Per cluster (made at the first build).
+    cluster: Vec<bool>,
+}
+
+impl Fixed {
+    /// Is the pair of vertex `v` and triangle `t` immovable?
+    #[inline]
+    fn vertex_triangle(&self, v: u32, t: u32) -> bool {
+        self.vert[v as usize] && self.tri[t as usize]
+    }
+
+    /// Is the pair of edges `e`, `g` immovable?
+    #[inline]
+    fn edge_edge(&self, e: u32, g: u32) -> bool {
+        self.edge[e as usize] && self.edge[g as usize]
+    }
+
+    /// The cluster flags for `clusters` (triangle flags set).
+    fn set_clusters(&mut self, clusters: &[Cluster]) {
+        self.cluster.clear();
+        self.cluster
+            .extend(clusters.iter().map(|c| c.triangles().all(|t| self.tri[t as usize])));
+    }
+}
+
 /// Reusable broad-phase state: bounds, hash, candidate lists.
 #[derive(Debug, Default)]
 pub struct BroadPhase {
@@ -224,12 +259,16 @@ pub struct BroadPhase {
     grown_clusters: Vec<u32>,
     grown_pairs: Task,
     merged: Vec<[u32; 2]>,
+    /// Immovable vertices and what is made of them ([`Self::set_fixed`]).
+    fixed: Fixed,
 }
 
 /// Read-only inputs of the per-pair expansion.
 struct Expand<'a> {
     mesh: &'a Mesh<'a>,
     features: &'a Features,
+    clusters: &'a [Cluster],
+    fixed: &'a Fixed,
     /// 18-DOPs of the triangles, and of the vertices and edges in the order of `features`.
     tdop: &'a [Dop18],
     vdop: &'a [Dop18],
@@ -241,8 +280,14 @@ impl Expand<'_> {
     /// their triangles that share no vertex and may collide (different garments, or one garment
     /// with self-collision on). Triangles sharing a vertex give nothing here: their pairs are in
     /// [`AdjacentPairs`].
+    /// Pairs of immovable clusters give nothing.
     #[inline]
-    fn clusters(&self, a: &Cluster, b: &Cluster, buf: &mut Task) {
+    fn clusters(&self, a: u32, b: u32, buf: &mut Task) {
+        let (fa, fb) = (self.fixed.cluster[a as usize], self.fixed.cluster[b as usize]);
+        if fa && fb {
+            return;
+        }
+        let (a, b) = (&self.clusters[a as usize], &self.clusters[b as usize]);
         // same[i]: which corners of b equal corner i of a.
         let mut same = [0u8; 4];
         for (i, u) in a.verts.iter().enumerate() {
@@ -288,14 +333,15 @@ impl Expand<'_> {
     #[inline(never)]
     fn expand(&self, a: u32, b: u32, buf: &mut Task) {
         let (da, db) = (&self.tdop[a as usize], &self.tdop[b as usize]);
-        if !da.overlaps(db) {
+        let fixed = self.fixed;
+        if !da.overlaps(db) || fixed.tri[a as usize] && fixed.tri[b as usize] {
             return;
         }
         let f = self.features;
         for (p, t, dt) in [(a, b, db), (b, a, da)] {
             for k in f.vert_range(p) {
                 let v = f.verts[k];
-                if self.vdop[v as usize].overlaps(dt) {
+                if self.vdop[v as usize].overlaps(dt) && !fixed.vertex_triangle(v, t) {
                     buf.vf.push([v, t]);
                 }
             }
@@ -306,7 +352,9 @@ impl Expand<'_> {
             for j in rb.clone() {
                 if di.overlaps(&self.edop[j]) {
                     let (e, g) = (f.edges[i], f.edges[j]);
-                    buf.ee.push([e.min(g), e.max(g)]);
+                    if !fixed.edge_edge(e, g) {
+                        buf.ee.push([e.min(g), e.max(g)]);
+                    }
                 }
             }
         }
@@ -352,12 +400,49 @@ impl BroadPhase {
         Self {
             adjacent,
             around: VertexTriangles::new(n, triangles),
+            fixed: Fixed {
+                vert: vec![false; n],
+                tri: vec![false; triangles.len()],
+                edge: vec![false; edges.len()],
+                cluster: Vec::new(),
+            },
             vdop: vec![Dop18::EMPTY; n],
             tdop: vec![Dop18::EMPTY; triangles.len()],
             edop: vec![Dop18::EMPTY; edges.len()],
             features,
             ..Self::default()
         }
+    }
+
+    /// Marks the vertices the cloth–cloth stage never moves (`fixed[i]`; the caller guarantees
+    /// their inverse mass is 0): from the next build on, pairs made only of them are no longer
+    /// candidates (see [`Fixed`]).
+    ///
+    /// # Panics
+    /// If `fixed` or the mesh do not match the sizes given to [`Self::new`].
+    pub fn set_fixed(&mut self, fixed: &[bool], triangles: &[[u32; 3]], edges: &[[u32; 2]]) {
+        let fx = &mut self.fixed;
+        fx.vert.copy_from_slice(fixed);
+        for (f, t) in fx.tri.iter_mut().zip(triangles) {
+            *f = t.iter().all(|&v| fixed[v as usize]);
+        }
+        for (f, e) in fx.edge.iter_mut().zip(edges) {
+            *f = e.iter().all(|&v| fixed[v as usize]);
+        }
+        if !self.clusters.is_empty() {
+            fx.set_clusters(&self.clusters);
+        }
+        // The neighbour pairs of the new rule, once.
+        let n = fixed.len();
+        let feat = &self.features;
+        self.adjacent = AdjacentPairs::new(n, triangles, edges, feat);
+        self.adjacent
+            .vf
+            .retain(|&[k, t]| !fx.vertex_triangle(feat.verts[k as usize], t));
+        self.adjacent.ee.retain(|&[i, j]| {
+            !fx.edge_edge(feat.edges[i as usize], feat.edges[j as usize])
+        });
+        self.built = false;
     }
 
     /// Does a ball of radius `margin` (m) around `p` lie inside the swept 18-DOP of vertex `i` of
@@ -374,6 +459,8 @@ impl BroadPhase {
         let ex = Expand {
             mesh,
             features: &self.features,
+            clusters: &self.clusters,
+            fixed: &self.fixed,
             tdop: &self.tdop,
             vdop: &self.vdop,
             edop: &self.edop,
@@ -404,7 +491,6 @@ impl BroadPhase {
         let (raw_vf, raw_ee) = (&mut self.raw_vf, &mut self.raw_ee);
         Task::append_all(&self.near[..near_chunks], raw_vf, raw_ee);
         let hash = &self.hash;
-        let clusters = &self.clusters;
         for level in 0..LEVELS {
             let buckets = hash.buckets(level);
             let chunks = buckets.len().div_ceil(BUCKET_CHUNK);
@@ -414,7 +500,7 @@ impl BroadPhase {
                 let mut scratch = std::mem::take(&mut task.scratch);
                 for &b in chunk {
                     hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
-                        ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
+                        ex.clusters(a, b, task)
                     });
                 }
                 task.scratch = scratch;
@@ -431,7 +517,7 @@ impl BroadPhase {
                     let a = a as u32;
                     if level < LEVELS {
                         hash.query(hash.bounds(a), level + 1, 0, |b| {
-                            ex.clusters(&clusters[a as usize], &clusters[b as usize], task)
+                            ex.clusters(a, b, task)
                         });
                     }
                 }
@@ -444,7 +530,7 @@ impl BroadPhase {
             for (i, &a) in big.iter().enumerate() {
                 for &b in &big[i + 1..] {
                     if hash.bounds(a).overlaps(hash.bounds(b)) {
-                        ex.clusters(&clusters[a as usize], &clusters[b as usize], task);
+                        ex.clusters(a, b, task);
                     }
                 }
             }
@@ -483,6 +569,7 @@ impl BroadPhase {
                 }
             }
             self.stale = vec![false; self.clusters.len()];
+            self.fixed.set_clusters(&self.clusters);
         }
         // Every box is current again.
         for &c in &self.stale_list {

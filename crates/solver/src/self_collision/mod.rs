@@ -170,6 +170,8 @@ pub struct SelfCollision {
     zones: ImpactZones,
     /// Proximity contacts found ahead of the solve ([`Self::prepare`]).
     prepared: Prepared,
+    /// Vertices declared immovable ([`Self::set_immovable`]).
+    immovable: Vec<u32>,
 }
 
 impl SelfCollision {
@@ -201,7 +203,25 @@ impl SelfCollision {
             generation: 0,
             zones: ImpactZones::default(),
             prepared: Prepared::default(),
+            immovable: Vec::new(),
         })
+    }
+
+    /// Declares the vertices this stage never moves: `immovable[i]` for a vertex whose inverse
+    /// mass is 0 in every resolve (a hard pin; checked there). Pairs made only of such vertices
+    /// are then skipped by the broad phase: no impulse or impact zone changes their velocities,
+    /// so their contacts would change nothing. The contacts prepared before are dropped.
+    ///
+    /// # Panics
+    /// If `immovable` does not have one entry per vertex.
+    pub fn set_immovable(&mut self, immovable: &[bool]) {
+        assert_eq!(immovable.len(), self.layer.len(), "self-collision: immovable length");
+        self.immovable.clear();
+        self.immovable
+            .extend((0..immovable.len() as u32).filter(|&i| immovable[i as usize]));
+        self.broad
+            .set_fixed(immovable, &self.triangles, &self.edges);
+        self.prepared.valid = false;
     }
 
     /// Vertex count this stage was built for.
@@ -262,6 +282,10 @@ impl SelfCollision {
         assert!(
             params.len() >= self.layer_self_collide.len(),
             "self-collision: one params entry per layer"
+        );
+        assert!(
+            self.immovable.iter().all(|&i| inv_mass[i as usize] == 0.0),
+            "self-collision: a vertex declared immovable has a nonzero inverse mass"
         );
         let mob = Mobility {
             inv_mass,

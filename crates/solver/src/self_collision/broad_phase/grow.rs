@@ -95,26 +95,27 @@ impl BroadPhase {
         let ex = Expand {
             mesh,
             features: &self.features,
+            clusters: &self.clusters,
+            fixed: &self.fixed,
             tdop: &self.tdop,
             vdop: &self.vdop,
             edop: &self.edop,
         };
         let task = &mut self.grown_pairs;
         task.clear();
-        let (hash, all, cbox, stale) = (&self.hash, &self.clusters, &self.cbox, &self.stale);
+        let (hash, cbox, stale) = (&self.hash, &self.cbox, &self.stale);
         for &a in clusters.iter() {
-            let ca = &all[a as usize];
             // Clusters whose hashed box is current: through the hash.
             hash.query(&cbox[a as usize], 0, 0, |b| {
                 if !stale[b as usize] {
-                    ex.clusters(ca, &all[b as usize], task);
+                    ex.clusters(a, b, task);
                 }
             });
             // Clusters grown since the hash was built: box against box (each pair of this
             // call's clusters twice; the merge removes repeats).
             for &b in &self.stale_list {
                 if b != a && cbox[a as usize].overlaps(&cbox[b as usize]) {
-                    ex.clusters(ca, &all[b as usize], task);
+                    ex.clusters(a, b, task);
                 }
             }
         }
@@ -142,7 +143,8 @@ impl BroadPhase {
 impl Expand<'_> {
     /// Candidates of triangles `a` and `b` that share a vertex (same garment): the features of
     /// each against the other that share no vertex with it, if their 18-DOPs overlap and the
-    /// garment collides with itself. The pairs [`super::AdjacentPairs`] lists for them.
+    /// garment collides with itself and the pair is not immovable. The pairs
+    /// [`super::BroadPhase::set_fixed`] keeps of those [`super::AdjacentPairs`] lists for them.
     fn neighbours(&self, a: u32, b: u32, buf: &mut Task) {
         let (f, tris, edges) = (self.features, self.mesh.triangles, self.mesh.edges);
         if !self.mesh.self_collides(tris[a as usize][0]) {
@@ -152,7 +154,10 @@ impl Expand<'_> {
             let (tri, dt) = (&tris[t as usize], &self.tdop[t as usize]);
             for k in f.vert_range(p) {
                 let v = f.verts[k];
-                if !tri.contains(&v) && self.vdop[v as usize].overlaps(dt) {
+                if !tri.contains(&v)
+                    && self.vdop[v as usize].overlaps(dt)
+                    && !self.fixed.vertex_triangle(v, t)
+                {
                     buf.vf.push([v, t]);
                 }
             }
@@ -163,7 +168,10 @@ impl Expand<'_> {
             for j in f.edge_range(b) {
                 let g = f.edges[j];
                 let eb = edges[g as usize];
-                if !(eb.contains(&ea[0]) || eb.contains(&ea[1])) && di.overlaps(&self.edop[j]) {
+                if !(eb.contains(&ea[0]) || eb.contains(&ea[1]))
+                    && di.overlaps(&self.edop[j])
+                    && !self.fixed.edge_edge(e, g)
+                {
                     buf.ee.push([e.min(g), e.max(g)]);
                 }
             }
