@@ -210,8 +210,11 @@ impl Fixed {
     /// The cluster flags for `clusters` (triangle flags set).
     fn set_clusters(&mut self, clusters: &[Cluster]) {
         self.cluster.clear();
-        self.cluster
-            .extend(clusters.iter().map(|c| c.triangles().all(|t| self.tri[t as usize])));
+        self.cluster.extend(
+            clusters
+                .iter()
+                .map(|c| c.triangles().all(|t| self.tri[t as usize])),
+        );
     }
 }
 
@@ -283,7 +286,10 @@ impl Expand<'_> {
     /// Pairs of immovable clusters give nothing.
     #[inline]
     fn clusters(&self, a: u32, b: u32, buf: &mut Task) {
-        let (fa, fb) = (self.fixed.cluster[a as usize], self.fixed.cluster[b as usize]);
+        let (fa, fb) = (
+            self.fixed.cluster[a as usize],
+            self.fixed.cluster[b as usize],
+        );
         if fa && fb {
             return;
         }
@@ -439,9 +445,9 @@ impl BroadPhase {
         self.adjacent
             .vf
             .retain(|&[k, t]| !fx.vertex_triangle(feat.verts[k as usize], t));
-        self.adjacent.ee.retain(|&[i, j]| {
-            !fx.edge_edge(feat.edges[i as usize], feat.edges[j as usize])
-        });
+        self.adjacent
+            .ee
+            .retain(|&[i, j]| !fx.edge_edge(feat.edges[i as usize], feat.edges[j as usize]));
         self.built = false;
     }
 
@@ -516,9 +522,7 @@ impl BroadPhase {
                     let level = hash.level(a);
                     let a = a as u32;
                     if level < LEVELS {
-                        hash.query(hash.bounds(a), level + 1, 0, |b| {
-                            ex.clusters(a, b, task)
-                        });
+                        hash.query(hash.bounds(a), level + 1, 0, |b| ex.clusters(a, b, task));
                     }
                 }
             });
@@ -822,12 +826,18 @@ mod tests {
         let vd: Vec<Dop18> = (0..x0.len())
             .map(|i| Dop18::swept(x0[i], x1[i], inflate[i]))
             .collect();
-        brute_force_dops(mesh, &vd)
+        brute_force_dops(mesh, &vd, &[])
     }
 
-    /// [`brute_force`] for given vertex 18-DOPs `vd`.
-    pub(super) fn brute_force_dops(mesh: &Mesh, vd: &[Dop18]) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
+    /// [`brute_force`] for given vertex 18-DOPs `vd`, without the pairs made only of `fixed`
+    /// vertices (empty: none fixed).
+    pub(super) fn brute_force_dops(
+        mesh: &Mesh,
+        vd: &[Dop18],
+        fixed: &[bool],
+    ) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
         let n = vd.len();
+        let all_fixed = |vs: &[u32]| !fixed.is_empty() && vs.iter().all(|&v| fixed[v as usize]);
         let (tris, edges) = (mesh.triangles, mesh.edges);
         let td: Vec<Dop18> = tris
             .iter()
@@ -843,7 +853,15 @@ mod tests {
         let mut vf = Vec::new();
         for p in 0..n as u32 {
             for t in 0..tris.len() as u32 {
-                if vd[p as usize].overlaps(&td[t as usize]) && mesh.vertex_triangle_ok(p, t) {
+                if vd[p as usize].overlaps(&td[t as usize])
+                    && mesh.vertex_triangle_ok(p, t)
+                    && !all_fixed(&[
+                        p,
+                        tris[t as usize][0],
+                        tris[t as usize][1],
+                        tris[t as usize][2],
+                    ])
+                {
                     vf.push([p, t]);
                 }
             }
@@ -851,7 +869,10 @@ mod tests {
         let mut ee = Vec::new();
         for e in 0..edges.len() as u32 {
             for f in e + 1..edges.len() as u32 {
-                if ed[e as usize].overlaps(&ed[f as usize]) && mesh.edge_edge_ok(e, f) {
+                if ed[e as usize].overlaps(&ed[f as usize])
+                    && mesh.edge_edge_ok(e, f)
+                    && !all_fixed(&[edges[e as usize], edges[f as usize]].concat())
+                {
                     ee.push([e, f]);
                 }
             }
@@ -925,6 +946,47 @@ mod tests {
             assert_eq!(bp.vf, vf, "self-collision {self_collide}");
             assert_eq!(bp.ee, ee, "self-collision {self_collide}");
         }
+    }
+
+    /// The crumpled grids with a band of immovable vertices across both (the first 7 columns of
+    /// each): the candidates are brute force's without the pairs made only of them, which are
+    /// many, while pairs with one movable vertex stay. Then the band is released again.
+    #[test]
+    fn pairs_of_immovable_vertices_only_are_skipped() {
+        let (x0, x1, tris, edges, layer) = crumpled_grids();
+        let n = x0.len();
+        let fixed: Vec<bool> = (0..n).map(|i| i % 16 < 7).collect();
+        let inflate = vec![0.002; n];
+        let mesh = Mesh {
+            triangles: &tris,
+            edges: &edges,
+            layer: &layer,
+            layer_self_collide: &[true, true],
+        };
+        let vd: Vec<Dop18> = (0..n)
+            .map(|i| Dop18::swept(x0[i], x1[i], inflate[i]))
+            .collect();
+        let mut bp = BroadPhase::new(n, &tris, &edges);
+        bp.set_fixed(&fixed, &tris, &edges);
+        bp.build(&mesh, &x0, &x1, &inflate);
+        let (vf, ee) = brute_force_dops(&mesh, &vd, &fixed);
+        let (all_vf, all_ee) = brute_force_dops(&mesh, &vd, &[]);
+        assert!(
+            vf.len() + 300 < all_vf.len() && ee.len() + 1000 < all_ee.len(),
+            "{} of {} vf, {} of {} ee",
+            vf.len(),
+            all_vf.len(),
+            ee.len(),
+            all_ee.len()
+        );
+        let touching = vf.iter().filter(|&&[v, _]| fixed[v as usize]).count();
+        assert!(touching > 100, "{touching} kept pairs with a fixed vertex");
+        assert_eq!(bp.vf, vf);
+        assert_eq!(bp.ee, ee);
+        bp.set_fixed(&vec![false; n], &tris, &edges);
+        bp.build(&mesh, &x0, &x1, &inflate);
+        assert_eq!(bp.vf, all_vf);
+        assert_eq!(bp.ee, all_ee);
     }
 
     /// x0, x1, triangles, edges, layers: two connected, crumpled 16×16 grids 4 mm apart (spacing

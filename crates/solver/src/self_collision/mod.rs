@@ -215,7 +215,11 @@ impl SelfCollision {
     /// # Panics
     /// If `immovable` does not have one entry per vertex.
     pub fn set_immovable(&mut self, immovable: &[bool]) {
-        assert_eq!(immovable.len(), self.layer.len(), "self-collision: immovable length");
+        assert_eq!(
+            immovable.len(),
+            self.layer.len(),
+            "self-collision: immovable length"
+        );
         self.immovable.clear();
         self.immovable
             .extend((0..immovable.len() as u32).filter(|&i| immovable[i as usize]));
