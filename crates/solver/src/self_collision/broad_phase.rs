@@ -14,6 +14,11 @@
 //! lying in a coordinate plane that removes many neighbours whose boxes merely touch. The result is
 //! put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge, edge) — by a
 //! counting sort, so it depends neither on the thread count nor on the hash layout.
+//!
+//! Pairs made only of vertices the stage never moves (hard pins, [`BroadPhase::set_fixed`]) are no
+//! candidates: immovable clusters and triangles are not expanded against each other, and the
+//! neighbour list drops them once. When a few vertices leave their boxes, [`BroadPhase::grow`]
+//! (grow.rs) adds their new pairs instead of a new build.
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
@@ -85,10 +90,9 @@ impl Mesh<'_> {
         self.layer_self_collide[self.layer[v as usize] as usize]
     }
 
-    /// Vertex `p` against triangle `t`: not one of its corners, layers allowed. (Pairs of
-    /// immovable vertices are kept: if their prescribed motions cross, only the impact-zone
-    /// fail-safe can resolve them.) The reference for the tests; [`Expand`] knows it by
-    /// construction.
+    /// Vertex `p` against triangle `t`: not one of its corners, layers allowed. (Pairs made only
+    /// of vertices declared immovable are left out separately, see [`Fixed`].) The reference for
+    /// the tests; [`Expand`] knows it by construction.
     #[cfg(test)]
     #[inline]
     fn vertex_triangle_ok(&self, p: u32, t: u32) -> bool {

@@ -6,7 +6,9 @@
 //! animation" (BFA02):
 //! 1. broad phase: spatial hash of swept triangle-pair boxes, rebuilt in O(n) every call (Kang
 //!    2003 §5.3), neighbouring triangles from a static list, candidates in canonical order
-//!    (broad_phase.rs);
+//!    (broad_phase.rs); when a few vertices leave their boxes, only their boxes grow and their
+//!    new pairs are added (broad_phase/grow.rs); pairs of hard-pinned vertices only are skipped
+//!    ([`SelfCollision::set_immovable`]);
 //! 2. proximity repulsion with Coulomb friction for vertex–triangle and edge–edge pairs closer than
 //!    the thickness at the start of the substep (BFA02 §6.1, §7.2);
 //! 3. iterated continuous collision detection (coplanarity cubic + distance at the root) with
@@ -58,7 +60,7 @@ pub const MAX_ZONE_ITERATIONS: u32 = 200;
 /// Broad-phase boxes are inflated by this fraction of the vertex thickness when one broad phase
 /// serves proximity and continuous collision: ½ for the proximity radius plus slack so that small
 /// velocity corrections do not force a rebuild. 0.75 → 0.6 gave 30 % fewer candidates on the 64²
-/// fold with the same contacts and collisions (a vertex leaving its box still forces a rebuild),
+/// fold with the same contacts and collisions (a vertex leaving its box still forces an update),
 /// but doubled the rebuilds on the 256² stage bench, so 0.7 (BENCHMARKS.md, round 3).
 const BOX_INFLATION: f32 = 0.7;
 /// Inflation (fraction of the thickness) of the unswept boxes of [`SelfCollision::prepare`]: ½,
@@ -82,7 +84,7 @@ pub struct SelfCollisionReport {
     pub ccd_iterations: u32,
     /// Continuous-collision events resolved by impulses, summed over the passes.
     pub collisions: u32,
-    /// Broad-phase rebuilds after velocities left the candidate boxes.
+    /// Broad-phase updates (grown boxes or a rebuild) after velocities left the candidate boxes.
     pub rebuilds: u32,
     /// Impact-zone iterations run (0 when the impulses sufficed).
     pub zone_iterations: u32,
