@@ -996,11 +996,13 @@ mod tests {
         assert_eq!(bp.ee, all_ee);
     }
 
+    /// x0, x1, triangles, edges, layer of each vertex.
+    pub(super) type Grids = (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<[u32; 2]>, Vec<u32>);
+
     /// x0, x1, triangles, edges, layers: two connected, crumpled 16×16 grids 4 mm apart (spacing
     /// 1 cm, vertices moved by up to 0.75 edge length per axis, x1 by up to 0.15 more), one garment
     /// each.
-    pub(super) fn crumpled_grids() -> (Vec<Vec3>, Vec<Vec3>, Vec<[u32; 3]>, Vec<[u32; 2]>, Vec<u32>)
-    {
+    pub(super) fn crumpled_grids() -> Grids {
         let mut s = 0x5eed_1234_abcd_0001u64;
         let mut r = || {
             s ^= s << 13;
