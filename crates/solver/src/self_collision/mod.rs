@@ -211,8 +211,10 @@ impl SelfCollision {
 
     /// Declares the vertices this stage never moves: `immovable[i]` for a vertex whose inverse
     /// mass is 0 in every resolve (a hard pin; checked there). Pairs made only of such vertices
-    /// are then skipped by the broad phase: no impulse or impact zone changes their velocities,
-    /// so their contacts would change nothing. The contacts prepared before are dropped.
+    /// are then skipped by the broad phase: no impulse or impact zone changes their velocities
+    /// (BFA02 §7: infinite mass), so their contacts are wasted work — and if their prescribed
+    /// motions cross, a crossing nothing here can resolve. The contacts prepared before are
+    /// dropped.
     ///
     /// # Panics
     /// If `immovable` does not have one entry per vertex.
