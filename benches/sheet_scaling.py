@@ -5,9 +5,10 @@ Bakes the sheet of `blender_compare.py` (1 m, 1 m above a 0.3 m sphere, cotton, 
 frame at 24 fps) at each `--sizes` resolution, self-collision off and on, with clothbake only, and
 prints one markdown row per (size, self-collision, binary): ms per frame (the bake report's
 per-frame wall seconds), µs per vertex-substep (attempted substeps), CG iterations per accepted
-substep, ns per vertex per CG iteration (linear-solve time / (vertices × CG iterations of the
-accepted substeps): an upper bound, since the report does not count rejected substeps' iterations),
-and each stage's share of the bake. With `--before BIN` the two binaries alternate (before, after) per case, `--runs`
+substep (in brackets: the rejected substeps' iterations per accepted substep, solves paid for and
+thrown away), ns per vertex per CG iteration (linear-solve time, which includes the rejected
+substeps' solves, / (vertices × CG iterations of all substeps, the report's `cg_iterations` +
+`rejected_cg_iterations`), and each stage's share of the bake. With `--before BIN` the two binaries alternate (before, after) per case, `--runs`
 times, and the table shows the best (lowest wall) run of each plus the after/before ratio, and
 whether the runs wrote identical caches. The last line compares the per-vertex frame time of the
 largest size with the smallest (issue 14's target: within 1.25x with self-collision off).
@@ -60,6 +61,7 @@ def bake(binary: str, folder: Path, scene: Path) -> dict:
         "substeps": sum(f["substeps"] for f in frames),
         "rejected": sum(f.get("rejected_substeps", 0) for f in frames),
         "cg": sum(f["cg_iterations"] for f in frames),
+        "cg_rejected": sum(f.get("rejected_cg_iterations", 0) for f in frames),
         "stages": stages,
         "digest": digest.hexdigest()[:12],
     }
@@ -122,8 +124,8 @@ def main() -> int:
                 print(
                     f"| {v:,} | {'on' if sc else 'off'} | {name} | {frame_ms:.0f}{ratio} [{walls}] "
                     f"| {r['wall'] * 1e6 / (v * max(attempted, 1)):.2f} | {r['substeps']} ({r['rejected']}) "
-                    f"| {r['cg'] / max(r['substeps'], 1):.1f} "
-                    f"| {r['stages'].get('linear_solve', 0.0) * 1e9 / (v * max(r['cg'], 1)):.0f} "
+                    f"| {r['cg'] / max(r['substeps'], 1):.1f} [+{r['cg_rejected'] / max(r['substeps'], 1):.1f}] "
+                    f"| {r['stages'].get('linear_solve', 0.0) * 1e9 / (v * max(r['cg'] + r['cg_rejected'], 1)):.0f} "
                     f"| {shares} | {' '.join(digests)} |",
                     flush=True,
                 )

@@ -44,6 +44,8 @@ pub struct SubstepTotals {
     pub rejected: u64,
     /// CG iterations of the accepted substeps.
     pub cg_iterations: u64,
+    /// CG iterations of the rejected substeps.
+    pub rejected_cg_iterations: u64,
     pub rejections: Rejections,
 }
 
@@ -52,6 +54,7 @@ impl SubstepTotals {
         self.accepted += f.substeps as u64;
         self.rejected += f.rejected_substeps as u64;
         self.cg_iterations += f.cg_iterations as u64;
+        self.rejected_cg_iterations += f.rejected_cg_iterations as u64;
         self.rejections.add(&f.rejections);
     }
 
@@ -112,7 +115,11 @@ pub struct FrameRecord {
     /// stage that raised the strain most (solve, colliders, self-collision).
     #[serde(default)]
     pub rejections: Rejections,
+    /// CG iterations of the accepted substeps.
     pub cg_iterations: u32,
+    /// CG iterations of the rejected substeps (solved, then thrown away with the substep).
+    #[serde(default)]
+    pub rejected_cg_iterations: u32,
     pub cg_failures: u32,
     /// Largest stretch strain of any triangle (dimensionless).
     pub max_strain: f32,

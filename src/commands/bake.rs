@@ -353,6 +353,7 @@ fn bake(
             rejected_substeps: stats.map_or(0, |s| s.rejected_substeps),
             rejections: stats.map_or(Default::default(), |s| s.rejections),
             cg_iterations: stats.map_or(0, |s| s.cg_iterations),
+            rejected_cg_iterations: stats.map_or(0, |s| s.rejected_cg_iterations),
             cg_failures: stats.map_or(0, |s| s.cg_failures),
             max_strain: stats.map_or(0.0, |s| s.max_strain),
             contacts: stats.map_or(0, |s| s.contacts),

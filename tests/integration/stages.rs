@@ -115,6 +115,19 @@ fn report_has_stage_times_per_frame_that_add_up() {
     let rejected: u64 = frames.iter().map(|f| field(f, "rejected_substeps")).sum();
     assert_eq!(field(subs, "accepted"), accepted);
     assert_eq!(field(subs, "rejected"), rejected);
+    for k in ["cg_iterations", "rejected_cg_iterations"] {
+        let frames_sum: u64 = frames.iter().map(|f| field(f, k)).sum();
+        assert_eq!(field(subs, k), frames_sum, "{k}");
+    }
+    // A rejected substep ran its solve: its iterations are counted, apart from the accepted ones.
+    for f in frames {
+        assert_eq!(
+            field(f, "rejected_substeps") > 0,
+            field(f, "rejected_cg_iterations") > 0,
+            "frame {}",
+            f["frame"]
+        );
+    }
     for f in frames {
         let by_cause = &f["rejections"];
         let causes: u64 = [

@@ -169,6 +169,10 @@ pub struct FrameReport {
     pub rejected_substeps: u32,
     /// CG iterations summed over accepted substeps.
     pub cg_iterations: u32,
+    /// CG iterations summed over rejected substeps: solves that were paid for and thrown away
+    /// (a "CG did not converge" rejection costs the whole iteration cap), so the linear-solve
+    /// time per iteration is `times.solve / (cg_iterations + rejected_cg_iterations)`.
+    pub rejected_cg_iterations: u32,
     /// Largest final relative residual of an accepted substep.
     pub cg_max_residual: f32,
     /// Accepted substeps whose CG did not reach the tolerance (only after `max_halvings`, or with
@@ -222,6 +226,7 @@ impl FrameReport {
 
     pub(crate) fn reject(&mut self, s: &SubstepReport) {
         self.rejected_substeps += 1;
+        self.rejected_cg_iterations += s.cg.iterations;
         self.last_rejection = s.rejected;
         self.rejections.count(s);
         self.times.add(&s.times);

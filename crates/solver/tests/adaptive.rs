@@ -52,9 +52,26 @@ fn cg_failure_halves_the_substep_and_size_grows_back() {
                 .sum::<u32>(),
             r.cg_iterations
         );
+        // The rejected substeps' solves are counted apart; a "CG did not converge" rejection
+        // spent the whole iteration cap.
+        let thrown: Vec<&SubstepReport> = log.iter().filter(|s| s.rejected.is_some()).collect();
+        assert_eq!(
+            thrown.iter().map(|s| s.cg.iterations).sum::<u32>(),
+            r.rejected_cg_iterations
+        );
+        for s in thrown {
+            if s.rejected == Some(Rejection::CgNotConverged) {
+                assert_eq!(s.cg.iterations, 60);
+            }
+        }
     }
     let rejected: u32 = reports.iter().map(|r| r.rejected_substeps).sum();
     assert!(rejected > 0, "no substep was rejected");
+    let thrown: u32 = reports.iter().map(|r| r.rejected_cg_iterations).sum();
+    assert!(
+        thrown >= 60 * rejected / 2,
+        "{thrown} CG iterations in {rejected} rejected substeps"
+    );
     let halved = reports
         .iter()
         .position(|r| r.substeps > 5)
