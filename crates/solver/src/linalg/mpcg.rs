@@ -6,7 +6,7 @@
 
 use super::amg::Amg;
 use super::block_sparse::BlockMatrix;
-use super::incomplete_cholesky::{IncompleteCholesky, Partitions};
+use super::incomplete_cholesky::{IncompleteCholesky, SPLIT_FROM};
 use super::reduce::{dot, for_each_indexed, for_each_indexed_if, Partials, CHUNK};
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
@@ -175,8 +175,8 @@ const IC_SHIFTS: [f32; 6] = [1.0, 1.01, 1.05, 1.25, 2.0, 5.0];
 #[derive(Debug, Default, Clone)]
 struct Factor {
     kind: Preconditioner,
-    /// How the per-partition passes split the rows (the IC factor's partitions, whatever the kind).
-    parts: Partitions,
+    /// Whether the passes run on the thread pool (from [`SPLIT_FROM`] rows, whatever the kind).
+    par: bool,
     /// Block Jacobi: (S C + (I − S))⁻¹ per vertex.
     pinv: Vec<Mat3A>,
     ic: IncompleteCholesky,
@@ -193,7 +193,7 @@ impl Factor {
         rest: &[Vec3],
     ) {
         self.kind = kind;
-        self.parts = Partitions::of(a.diag.len());
+        self.par = a.diag.len() >= SPLIT_FROM;
         match kind {
             Preconditioner::BlockJacobi => {
                 self.pinv.resize(a.diag.len(), Mat3A::IDENTITY);
@@ -226,94 +226,65 @@ impl Factor {
         }
     }
 
-    /// First half of h = P⁻¹·r on partition `k`, r given row by row by `rhs` (local index, in row
-    /// order): y = L⁻¹·r for IC (h = u for block Jacobi), and per [`CHUNK`] of rows the parts
-    /// of δ = rᵀ·P⁻¹·r into `dots`.
+    /// Second half of h = P⁻¹·r: `uh` from [`Factor::delta`]'s forward result to h (the IC
+    /// backward sweep; nothing for the others). For IC, h is in the factor's row order
+    /// ([`Factor::positions`]).
     #[inline]
-    fn forward(
-        &self,
-        k: usize,
-        mut rhs: impl FnMut(usize) -> Vec3A,
-        u: &mut [Vec3A],
-        dots: &mut [f64],
-    ) {
-        match self.kind {
-            Preconditioner::BlockJacobi => {
-                let base = k * self.parts.size();
-                let pinv = &self.pinv[base..base + u.len()];
-                for (c, dot) in dots.iter_mut().enumerate() {
-                    let mut sum = 0.0f64;
-                    for l in c * CHUNK..u.len().min((c + 1) * CHUNK) {
-                        let r = rhs(l);
-                        u[l] = pinv[l] * r;
-                        sum += r.as_dvec3().dot(u[l].as_dvec3());
-                    }
-                    *dot = sum;
-                }
-            }
-            Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
-                self.ic.forward_partition(k, rhs, u, dots)
-            }
-            // The V-cycle is global: here only r is produced (into u); the caller then applies
-            // it to the whole r ([`Factor::delta`], the end of an iteration in [`Mpcg::solve`]).
-            Preconditioner::Amg => {
-                for (l, u) in u.iter_mut().enumerate() {
-                    *u = rhs(l);
-                }
-                dots.fill(0.0);
-            }
+    fn backward(&self, uh: &mut [Vec3A]) {
+        if self.kind == Preconditioner::IncompleteCholesky {
+            self.ic.backward(uh)
         }
     }
 
-    /// Second half on partition `k`: `uh` from the forward result to h = P⁻¹·r;
-    /// `each(local index, hᵢ)` once per row as hᵢ is final.
+    /// The inverse of [`Factor::perm`]: vertex i is row `pos[i]` of r, u and h, or row i (None).
     #[inline]
-    fn backward(&self, k: usize, uh: &mut [Vec3A], mut each: impl FnMut(usize, Vec3A)) {
-        match self.kind {
-            Preconditioner::BlockJacobi | Preconditioner::Amg => {
-                for (l, h) in uh.iter().enumerate() {
-                    each(l, *h);
-                }
-            }
-            Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
-                self.ic.backward_partition(k, uh, each)
-            }
-        }
+    fn positions(&self) -> Option<&[u32]> {
+        let order = self.ic.order();
+        (self.kind == Preconditioner::IncompleteCholesky && order.split()).then_some(&order.pos)
     }
 
     /// rᵀ·P⁻¹·r (f64, fixed order) where P⁻¹·r itself is not needed (`u` is scratch): for AMG
-    /// from the V-cycle's downward half ([`Amg::quadratic`]), else [`Factor::delta`].
-    fn norm(&mut self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
+    /// from the V-cycle's downward half ([`Amg::quadratic`]), else [`Factor::delta`]. `r` in the
+    /// factor's row order ([`Factor::perm`]), not changed.
+    fn norm(&mut self, r: &mut [Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
         if self.kind == Preconditioner::Amg {
             return self.amg.quadratic(r, partials);
         }
-        self.delta(r, u, partials)
+        self.delta(r, None, u, partials)
     }
 
-    /// δ = rᵀ·P⁻¹·r (f64, fixed order), leaving the forward half of P⁻¹·r in `u`.
-    fn delta(&mut self, r: &[Vec3A], u: &mut [Vec3A], partials: &mut Partials) -> f64 {
+    /// δ = rᵀ·P⁻¹·r (f64, fixed order), leaving the forward half of P⁻¹·r in `u`: y = L⁻¹·P·r for
+    /// IC, h = P⁻¹·r for the others. With `update` = (α, s), first r −= α·s (fused into the IC
+    /// forward sweep). r, u in the factor's row order ([`Factor::perm`]), s in the original.
+    fn delta(
+        &mut self,
+        r: &mut [Vec3A],
+        update: Option<(f32, &[Vec3A])>,
+        u: &mut [Vec3A],
+        partials: &mut Partials,
+    ) -> f64 {
+        if self.kind == Preconditioner::IncompleteCholesky {
+            let parts = partials.slots(self.ic.slots());
+            self.ic.forward(r, update, u, parts);
+            return parts.iter().sum();
+        }
+        if let Some((alpha, s)) = update {
+            for_each_indexed_if(self.par, r, |i, r| *r -= alpha * s[i]);
+        }
         if self.kind == Preconditioner::Amg {
             self.amg.apply(r, u);
-            return dot(r, u, partials);
-        }
-        let pp = self.parts;
-        let parts = partials.slots(pp.count() * pp.slots());
-        let job = |(k, (uk, dk)): (usize, (&mut [Vec3A], &mut [f64]))| {
-            let rk = &r[k * pp.size()..];
-            self.forward(k, |l| rk[l], uk, dk);
-        };
-        if pp.parallel() {
-            u.par_chunks_mut(pp.size())
-                .zip(parts.par_chunks_mut(pp.slots()))
-                .enumerate()
-                .for_each(job);
         } else {
-            u.chunks_mut(pp.size())
-                .zip(parts.chunks_mut(pp.slots()))
-                .enumerate()
-                .for_each(job);
+            let pinv = &self.pinv;
+            for_each_indexed_if(self.par, u, |i, u| *u = pinv[i] * r[i]);
         }
-        parts.iter().sum()
+        dot(r, u, partials)
+    }
+
+    /// The factor's row order, if not the original: row l of r, u and h is vertex `perm[l]`.
+    #[inline]
+    fn perm(&self) -> Option<&[u32]> {
+        let order = self.ic.order();
+        (self.kind == Preconditioner::IncompleteCholesky && order.split()).then_some(&order.perm)
     }
 }
 
@@ -331,14 +302,6 @@ fn product_rows(n: usize) -> usize {
         .clamp(CHUNK, PRODUCT_ROWS)
 }
 
-/// One partition's slices of x, r, u and its chunks' partial sums.
-type PartitionSlices<'a> = (
-    ((&'a mut [Vec3], &'a mut [Vec3A]), &'a mut [Vec3A]),
-    &'a mut [f64],
-);
-
-/// One partition's slices of h and p.
-type BackwardSlices<'a> = (&'a mut [Vec3A], &'a mut [Vec3A]);
 
 /// Reusable MPCG workspace (no allocation once sized).
 #[derive(Debug, Default, Clone)]
@@ -352,6 +315,8 @@ pub struct Mpcg {
     fixed: Vec<bool>,
     factor: Factor,
     partials: Partials,
+    /// The factor's row order for this solve ([`Factor::perm`]).
+    order: Vec<u32>,
 }
 
 impl Mpcg {
@@ -387,9 +352,17 @@ impl Mpcg {
         self.factor
             .build(settings.preconditioner, a, filter, positions, rest);
         // The passes before the first iteration on both cores where the iterations' are.
-        let par = self.factor.parts.parallel();
+        let par = self.factor.par;
         // Warm start: x = S x_prev + (I − S) z.
         for_each_indexed_if(par, x, |i, x| *x = filter[i].combine(*x, z[i]));
+        // r and the preconditioner's vectors are in the factor's row order: row l is vertex
+        // `orig(l)` ([`Factor::perm`]; a copy of the order's borrow, so the factor stays free).
+        let perm: Option<&[u32]> = self.factor.perm().map(|p| {
+            self.order.clear();
+            self.order.extend_from_slice(p);
+            &self.order[..]
+        });
+        let orig = |l: usize| perm.map_or(l, |p| p[l] as usize);
         // b̂ = S(b − A(I − S)z) in r, δ_b = b̂ᵀP⁻¹b̂.
         for_each_indexed_if(par, &mut self.h, |i, h| {
             *h = (z[i] - filter[i].apply(z[i])).into()
@@ -397,16 +370,22 @@ impl Mpcg {
         let h_vec = &self.h;
         for_each_indexed_if(par, &mut self.s, |i, s| *s = a.row_mul_a(i, h_vec));
         let s_vec = &self.s;
-        for_each_indexed_if(par, &mut self.r, |i, r| {
+        for_each_indexed_if(par, &mut self.r, |l, r| {
+            let i = orig(l);
             *r = filter[i].apply_a(Vec3A::from(b[i]) - s_vec[i])
         });
-        let delta_b = self.factor.norm(&self.r, &mut self.h, &mut self.partials);
+        let delta_b = self
+            .factor
+            .norm(&mut self.r, &mut self.h, &mut self.partials);
         // Reference impulse w_i = m_i·velocity_floor·(1,1,1)/√3, filtered, in the P⁻¹ norm.
         let floor = settings.velocity_floor / 3f32.sqrt();
-        for_each_indexed_if(par, &mut self.s, |i, s| {
+        for_each_indexed_if(par, &mut self.s, |l, s| {
+            let i = orig(l);
             *s = filter[i].apply_a(Vec3A::splat(mass[i] * floor))
         });
-        let delta_ref = self.factor.norm(&self.s, &mut self.h, &mut self.partials);
+        let delta_ref = self
+            .factor
+            .norm(&mut self.s, &mut self.h, &mut self.partials);
         let delta0 = delta_b.max(delta_ref);
         if !delta0.is_finite() {
             return CgResult {
@@ -426,45 +405,54 @@ impl Mpcg {
         // r = S(b − A x), δ = rᵀP⁻¹r (forward half of P⁻¹r in h).
         {
             let xs: &[Vec3] = x;
-            for_each_indexed_if(par, &mut self.r, |i, r| {
+            for_each_indexed_if(par, &mut self.r, |l, r| {
+                let i = orig(l);
                 *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
             });
         }
-        let mut delta = self.factor.delta(&self.r, &mut self.h, &mut self.partials);
+        let mut delta = self
+            .factor
+            .delta(&mut self.r, None, &mut self.h, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
         let mut it = 0;
         // β of the next direction update; None: p = S·h (the first direction).
         let mut beta: Option<f32> = None;
+        // α of the last iteration, whose x += α·p is still to be done (with the next p update).
+        let mut pending: Option<f32> = None;
         while delta > target && it < settings.max_iterations {
             if !delta.is_finite() {
                 break;
             }
-            // (1) h = P⁻¹r (backward half), p = S(h + βp).
-            let factor = &self.factor;
-            let pp = factor.parts;
-            let backward = |(k, (hk, pk)): (usize, BackwardSlices)| {
-                let fk = &filter[k * pp.size()..];
-                factor.backward(k, hk, |l, hl| {
-                    let d = match beta {
-                        Some(beta) => hl + beta * pk[l],
-                        None => hl,
-                    };
-                    pk[l] = fk[l].apply_a(d);
-                });
+            // (1) h = P⁻¹r (backward half); x += α·p (the last α), p = S(h + βp).
+            self.factor.backward(&mut self.h);
+            let (h, pos) = (&self.h, self.factor.positions());
+            let update = |(i, (x, p)): (usize, (&mut Vec3, &mut Vec3A))| {
+                if let Some(alpha) = pending {
+                    *x += alpha * Vec3::from(*p);
+                }
+                let hi = match pos {
+                    Some(pos) => h[pos[i] as usize],
+                    None => h[i],
+                };
+                let d = match beta {
+                    Some(beta) => hi + beta * *p,
+                    None => hi,
+                };
+                *p = filter[i].apply_a(d);
             };
-            if pp.parallel() {
-                self.h
-                    .par_chunks_mut(pp.size())
-                    .zip(self.p.par_chunks_mut(pp.size()))
+            if par {
+                x.par_iter_mut()
+                    .zip(self.p.par_iter_mut())
                     .enumerate()
-                    .for_each(backward);
+                    .with_min_len(CHUNK)
+                    .for_each(update);
             } else {
-                self.h
-                    .chunks_mut(pp.size())
-                    .zip(self.p.chunks_mut(pp.size()))
+                x.iter_mut()
+                    .zip(self.p.iter_mut())
                     .enumerate()
-                    .for_each(backward);
+                    .for_each(update);
             }
+            pending = None;
             // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
             let (p, fixed) = (&self.p, &self.fixed);
             let parts = self.partials.prepare(n);
@@ -483,7 +471,7 @@ impl Mpcg {
                     }
                 });
             };
-            if pp.parallel() {
+            if par {
                 self.s
                     .par_chunks_mut(rows)
                     .zip(parts.par_chunks_mut(rows / CHUNK))
@@ -501,47 +489,21 @@ impl Mpcg {
             if ps <= 0.0 || !alpha.is_finite() {
                 break; // breakdown at rounding level: stop with the current (finite) residual
             }
-            // (3) Per partition: x += αp, r −= αs, fused into the forward half of P⁻¹r (δ).
-            let (s_vec, factor) = (&self.s, &self.factor);
-            let parts = self.partials.slots(pp.count() * pp.slots());
-            let update = |(k, (((xk, rk), uk), dk)): (usize, PartitionSlices)| {
-                let base = k * pp.size();
-                let (pk, sk) = (&p[base..], &s_vec[base..]);
-                factor.forward(
-                    k,
-                    |l| {
-                        xk[l] += alpha * Vec3::from(pk[l]);
-                        rk[l] -= alpha * sk[l];
-                        rk[l]
-                    },
-                    uk,
-                    dk,
-                );
-            };
-            if pp.parallel() {
-                x.par_chunks_mut(pp.size())
-                    .zip(self.r.par_chunks_mut(pp.size()))
-                    .zip(self.h.par_chunks_mut(pp.size()))
-                    .zip(parts.par_chunks_mut(pp.slots()))
-                    .enumerate()
-                    .for_each(update);
-            } else {
-                x.chunks_mut(pp.size())
-                    .zip(self.r.chunks_mut(pp.size()))
-                    .zip(self.h.chunks_mut(pp.size()))
-                    .zip(parts.chunks_mut(pp.slots()))
-                    .enumerate()
-                    .for_each(update);
-            }
+            // (3) r −= αs fused into the forward half of P⁻¹r (δ); x += αp with the next p.
+            pending = Some(alpha);
             let old = delta;
-            delta = if self.factor.kind == Preconditioner::Amg {
-                self.factor.amg.apply(&self.r, &mut self.h);
-                dot(&self.r, &self.h, &mut self.partials)
-            } else {
-                parts.iter().sum()
-            };
+            delta = self.factor.delta(
+                &mut self.r,
+                Some((alpha, &self.s)),
+                &mut self.h,
+                &mut self.partials,
+            );
             beta = Some((delta / old) as f32);
             it += 1;
+        }
+        if let Some(alpha) = pending {
+            let p = &self.p;
+            for_each_indexed_if(par, x, |i, x| *x += alpha * Vec3::from(p[i]));
         }
         let finite = delta.is_finite();
         CgResult {
@@ -614,13 +576,14 @@ mod tests {
             Preconditioner::IncompleteCholesky,
             Preconditioner::Amg,
         ] {
-            solves_filtered_spd_system_with(preconditioner);
+            solves_filtered_spd_system_with(preconditioner, 300);
         }
+        // In dissection order, A and B on two threads.
+        solves_filtered_spd_system_with(Preconditioner::IncompleteCholesky, SPLIT_FROM + 200);
     }
 
-    fn solves_filtered_spd_system_with(preconditioner: Preconditioner) {
+    fn solves_filtered_spd_system_with(preconditioner: Preconditioner, n: usize) {
         let mut rng = Rng(0x9e3779b97f4a7c15);
-        let n = 300;
         let a = system(n, &mut rng);
         let b: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
         let z: Vec<Vec3> = (0..n).map(|_| rng.v()).collect();
@@ -683,18 +646,14 @@ mod tests {
         );
     }
 
-    /// With several IC partitions (factored and swept in parallel: two for a mid-size system,
-    /// below the reductions' parallel threshold, and three above it) the solution is bit-identical
-    /// on 1 and 3 threads.
+    /// With the IC rows in dissection order (A and B factored and swept in parallel: a mid-size
+    /// system, below the reductions' parallel threshold, and a larger one above it) the solution
+    /// is bit-identical on 1 and 3 threads.
     #[test]
     fn split_systems_are_thread_count_independent() {
-        use super::super::incomplete_cholesky::{PARTITION, SPLIT_FROM};
         let mid = SPLIT_FROM + 900;
         assert!(!super::super::reduce::parallel(mid));
-        assert_eq!(Partitions::of(mid).count(), 2);
-        let large = 2 * PARTITION + 300;
-        assert!(super::super::reduce::parallel(large));
-        assert_eq!(Partitions::of(large).count(), 3);
+        let large = super::super::reduce::PARALLEL_FROM + 2300;
         for n in [mid, large] {
             thread_count_independent(n);
         }
@@ -743,6 +702,9 @@ mod tests {
         };
         let (r1, x1) = solve(1);
         let (r3, x3) = solve(3);
+        let mut ic = IncompleteCholesky::new();
+        ic.factor(&a, &filter, 1.0);
+        assert!(ic.order().split());
         assert!(r1.converged, "{r1:?}");
         assert_eq!(r1, r3);
         assert!(x1
