@@ -7,7 +7,9 @@
 //! parallelism.
 //!
 //! The bisection tries two separators and keeps the better one:
-//! - the index cut: rows below n/2 against the rest, S = the rows of the smaller side that have a
+//! - the index cut: rows below the one that halves the sweeps' work (pinned rows, fixed in every
+//!   solve, count for little: the dress sample's 2,220 pinned rows are all in its first half)
+//!   against the rest, S = the rows of the smaller side that have a
 //!   neighbour on the other. On the exported garments the vertex order is spatially coherent
 //!   enough that this S is small (cape 32 of 1,891 rows, skirt 128 of 3,584, dress 149 of
 //!   10,212, 64×64 sheet 64), and A and B keep the mesh's own order, which suits IC(0) best:
@@ -17,7 +19,7 @@
 //! - a level-structure separator (George & Liu, "Computer Solution of Large Sparse Positive
 //!   Definite Systems", 1981, §4.3.3 pseudo-peripheral nodes, §8.2 level structures), for orders
 //!   that are not coherent: breadth-first levels from a pseudo-peripheral row, the level at the
-//!   median row count split off, and of that level only the rows with a neighbour in the next
+//!   median of the work split off, and of that level only the rows with a neighbour in the next
 //!   one kept as S. Its separators are about as small but cost IC(0) +16 % iterations on the
 //!   cape and the sheet (the cut runs across the mesh order), so it is taken only when the index
 //!   cut's S is more than [`INDEX_CUT_SLACK`] times larger.
@@ -39,6 +41,9 @@ pub struct Dissection {
     /// New rows `0..a` are part A, `a..b` part B, `b..n` the separator S.
     a: usize,
     b: usize,
+    /// For an index cut (and the identity): every row of A (and of S, if it came from that
+    /// side) is an original row below `cut`, every row of B (and of S otherwise) one from it.
+    cut: Option<usize>,
 }
 
 /// Most breadth-first searches per component in the pseudo-peripheral row search.
@@ -59,6 +64,7 @@ impl Dissection {
             perm,
             a: n,
             b: n,
+            cut: Some(n),
         }
     }
 
@@ -67,6 +73,16 @@ impl Dissection {
         let n = p.rows();
         let (adj_ptr, adj) = adjacency(p, keep);
         let neighbours = |v: usize| &adj[adj_ptr[v] as usize..adj_ptr[v + 1] as usize];
+        // Work of a row in the sweeps: one block product per coupling (either triangle) and the
+        // pivot's; a pinned row only the pivot's.
+        let weight = |v: usize| {
+            if p.pinned.get(v).copied().unwrap_or(false) {
+                1
+            } else {
+                1 + neighbours(v).len()
+            }
+        };
+        let total: usize = (0..n).map(weight).sum();
         // Global levels: each component's breadth-first levels, from its pseudo-peripheral row,
         // offset past the previous component's with one empty level between (a split there needs
         // no separator).
@@ -104,17 +120,17 @@ impl Dissection {
             clear(&mut depth, &queue);
             offset += ecc + 2;
         }
-        // Split level: the one balancing the rows before and after it best, plus its size (an
+        // Split level: the one balancing the work before and after it best, plus its own (an
         // upper bound on the separator's; an empty level between components splits without
         // one); ties to the first.
         let mut count = vec![0usize; offset as usize + 1];
-        for &l in &level {
-            count[l as usize] += 1;
+        for (v, &l) in level.iter().enumerate() {
+            count[l as usize] += weight(v);
         }
         let mut before = 0usize;
         let mut best = (usize::MAX, 0u32);
         for (l, &c) in count.iter().enumerate() {
-            let cost = before.abs_diff(n - before - c) + c;
+            let cost = before.abs_diff(total - before - c) + c;
             if cost < best.0 {
                 best = (cost, l as u32);
             }
@@ -130,17 +146,30 @@ impl Dissection {
                     0
                 } else if l > split {
                     1
-                } else if neighbours(v).iter().any(|&w| level[w as usize] == split + 1) {
+                } else if neighbours(v)
+                    .iter()
+                    .any(|&w| level[w as usize] == split + 1)
+                {
                     2
                 } else {
                     0
                 }
             })
             .collect();
-        // Index cut: S is the side (below or from n/2) with fewer rows next to the other.
-        let m = n / 2;
+        // Index cut at half the work: S is the side (below or from m) with fewer rows next to
+        // the other.
+        let mut m = 0;
+        let mut below = 0;
+        while m < n && 2 * (below + weight(m)) <= total {
+            below += weight(m);
+            m += 1;
+        }
         let next_to_other = |v: usize| neighbours(v).iter().any(|&w| ((w as usize) < m) != (v < m));
-        let border = |low: bool| (0..n).filter(|&v| (v < m) == low && next_to_other(v)).count();
+        let border = |low: bool| {
+            (0..n)
+                .filter(|&v| (v < m) == low && next_to_other(v))
+                .count()
+        };
         let low_side = border(true) <= border(false);
         let index_cut: Vec<u8> = (0..n)
             .map(|v| {
@@ -154,10 +183,10 @@ impl Dissection {
             })
             .collect();
         let separator = |part: &[u8]| part.iter().filter(|&&k| k == 2).count();
-        let part = if separator(&index_cut) <= INDEX_CUT_SLACK * separator(&level_cut) {
-            index_cut
+        let (part, cut) = if separator(&index_cut) <= INDEX_CUT_SLACK * separator(&level_cut) {
+            (index_cut, Some(m))
         } else {
-            level_cut
+            (level_cut, None)
         };
         let mut perm = Vec::with_capacity(n);
         for k in 0..3u8 {
@@ -169,7 +198,13 @@ impl Dissection {
         }
         let a = part.iter().filter(|&&k| k == 0).count();
         let b = a + part.iter().filter(|&&k| k == 1).count();
-        Dissection { perm, pos, a, b }
+        Dissection {
+            perm,
+            pos,
+            a,
+            b,
+            cut,
+        }
     }
 
     /// Number of rows.
@@ -186,6 +221,14 @@ impl Dissection {
             1 => self.a..self.b,
             _ => self.b..self.perm.len(),
         }
+    }
+
+    /// The original row m such that A's rows are all below m and B's all from m (S's rows on
+    /// either side), if there is one (index cuts and the identity); then the caller's vectors in
+    /// the original order split at m into A's and B's, in which each part's rows ascend.
+    #[inline]
+    pub fn cut(&self) -> Option<usize> {
+        self.cut
     }
 
     /// Whether A and B are both non-empty (so they run on two threads).
@@ -330,6 +373,11 @@ mod tests {
             assert!(a.abs_diff(b) <= s + nx.max(ny) as usize, "{a} {b} {s}");
             assert!(s <= 2 * nx.max(ny) as usize, "{nx}x{ny}: separator {s}");
             assert!(s >= nx.min(ny) as usize / 2, "{nx}x{ny}: separator {s}");
+            if let Some(m) = d.cut() {
+                assert!(d.perm[d.part(0)].iter().all(|&v| (v as usize) < m));
+                assert!(d.perm[d.part(1)].iter().all(|&v| (v as usize) >= m));
+            }
+            assert_eq!(d.cut().is_some(), !scattered);
             if !scattered {
                 // One grid row; A and B in the grid's own order.
                 assert_eq!(s, nx as usize, "{nx}x{ny}");
@@ -337,6 +385,22 @@ mod tests {
                 assert!(d.perm[d.part(1)].windows(2).all(|w| w[0] < w[1]));
             }
         }
+    }
+
+    /// Pinned rows count for little work: a chain whose first 800 of 2,000 rows are pinned (work
+    /// 1 each against 3 for a free row: its pivot and two couplings) is cut where the work halves,
+    /// at row 1,266, not at 1,000.
+    #[test]
+    fn pinned_rows_move_the_cut() {
+        let pairs: Vec<[u32; 2]> = (0..1999u32).map(|i| [i, i + 1]).collect();
+        let mut p = BlockPattern::from_pairs(2000, &pairs);
+        let even = Dissection::bisect(&p, |_| true);
+        assert_eq!(even.cut(), Some(1000));
+        p.pinned = (0..2000).map(|i| i < 800).collect();
+        let d = Dissection::bisect(&p, |_| true);
+        let m = d.cut().expect("index cut");
+        assert_eq!(m, 1266);
+        assert_eq!(d.part(2).len(), 1);
     }
 
     /// Disconnected pieces split between components without a separator; the order depends on the

@@ -94,9 +94,10 @@ pub struct IncompleteCholesky {
     /// factor is zero and the sweeps skip its couplings (a hard-pinned bodice is a fifth of the
     /// dress-walk sample's rows).
     fixed: Vec<bool>,
-    /// The pattern the symbolic data was built for (upper row pointers, columns, weak flags), to
+    /// The pattern the symbolic data was built for (upper row pointers, columns, weak and pinned
+    /// flags), to
     /// rebuild only when it changes.
-    key: (Vec<u32>, Vec<u32>, Vec<bool>),
+    key: (Vec<u32>, Vec<u32>, Vec<bool>, Vec<bool>),
 }
 
 /// The filtered block S_i·A_ij·S_j.
@@ -151,7 +152,11 @@ impl IncompleteCholesky {
     /// pattern is the one of the last call (the simulation's pattern is fixed per topology).
     fn symbolic(&mut self, a: &BlockMatrix) {
         let p = &a.pattern;
-        if self.key.0 == p.row_ptr && self.key.1 == p.col && self.key.2 == p.weak {
+        if self.key.0 == p.row_ptr
+            && self.key.1 == p.col
+            && self.key.2 == p.weak
+            && self.key.3 == p.pinned
+        {
             return;
         }
         let n = p.rows();
@@ -167,8 +172,8 @@ impl IncompleteCholesky {
         let mut lower_mid = Vec::with_capacity(n);
         let (mut lower_col, mut lower_slot) = (Vec::new(), Vec::new());
         let mut row: Vec<(u32, u32)> = Vec::new();
-        for i in 0..n {
-            let o = perm[i] as usize;
+        for (i, &o) in perm.iter().enumerate() {
+            let o = o as usize;
             row.clear();
             for k in p.lower_ptr[o] as usize..p.lower_ptr[o + 1] as usize {
                 let s = p.lower_slot[k];
@@ -185,7 +190,8 @@ impl IncompleteCholesky {
             }
             row.sort_unstable();
             let first = part_start(i).map_or(0, |r| r.start) as u32;
-            lower_mid.push(lower_col.len() as u32 + row.iter().filter(|e| e.0 < first).count() as u32);
+            lower_mid
+                .push(lower_col.len() as u32 + row.iter().filter(|e| e.0 < first).count() as u32);
             lower_col.extend(row.iter().map(|e| e.0));
             lower_slot.extend(row.iter().map(|e| e.1));
             lower_ptr.push(lower_col.len() as u32);
@@ -263,7 +269,12 @@ impl IncompleteCholesky {
             l_upper: vec![Mat3A::ZERO; m],
             d_inv: vec![Mat3A::IDENTITY; n],
             fixed: vec![false; n],
-            key: (p.row_ptr.clone(), p.col.clone(), p.weak.clone()),
+            key: (
+                p.row_ptr.clone(),
+                p.col.clone(),
+                p.weak.clone(),
+                p.pinned.clone(),
+            ),
         };
     }
 
@@ -303,11 +314,7 @@ impl IncompleteCholesky {
             update_ptr: &self.update_ptr,
             update: &self.update,
         };
-        let (pa, pb, ps) = (
-            self.order.part(0),
-            self.order.part(1),
-            self.order.part(2),
-        );
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
         let (ea, eb) = (
             self.lower_ptr[pa.end] as usize,
             self.lower_ptr[pb.end] as usize,
@@ -320,9 +327,29 @@ impl IncompleteCholesky {
             let (wa, wb) = w_ab.split_at_mut(ea);
             let (la, lb) = l_ab.split_at_mut(ea);
             let (da, db) = d_ab.split_at_mut(pa.end);
-            let mut job_a = || factor_rows(&sym, a, filter, shift, pa.clone(), (wa, la, da), (0, 0), stop);
+            let mut job_a = || {
+                factor_rows(
+                    &sym,
+                    a,
+                    filter,
+                    shift,
+                    pa.clone(),
+                    (wa, la, da),
+                    (0, 0),
+                    stop,
+                )
+            };
             let mut job_b = || {
-                factor_rows(&sym, a, filter, shift, pb.clone(), (wb, lb, db), (ea, pa.end), stop)
+                factor_rows(
+                    &sym,
+                    a,
+                    filter,
+                    shift,
+                    pb.clone(),
+                    (wb, lb, db),
+                    (ea, pa.end),
+                    stop,
+                )
             };
             if self.order.split() {
                 rayon::join(job_a, job_b)
@@ -384,11 +411,7 @@ impl IncompleteCholesky {
         y: &mut [Vec3A],
         dots: &mut [f64],
     ) {
-        let (pa, pb, ps) = (
-            self.order.part(0),
-            self.order.part(1),
-            self.order.part(2),
-        );
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
         let (r_ab, r_s) = r.split_at_mut(pb.end);
         let (y_ab, y_s) = y.split_at_mut(pb.end);
         let (d_ab, d_s) = dots.split_at_mut(slots_of(pa.len()) + slots_of(pb.len()));
@@ -453,17 +476,13 @@ impl IncompleteCholesky {
     /// Backward sweep Lᵀ·h = D⁻¹·y in place (`yh` holds y on entry, h = M⁻¹·P·r on exit, both in
     /// the factor's order): S, then A ‖ B, each from its last row: hᵢ = D_i⁻¹·yᵢ − Σ_{j>i} L_jiᵀ·hⱼ.
     pub fn backward(&self, yh: &mut [Vec3A]) {
-        let (pa, pb, ps) = (
-            self.order.part(0),
-            self.order.part(1),
-            self.order.part(2),
-        );
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
         let (yh_ab, yh_s) = yh.split_at_mut(pb.end);
-        self.backward_rows(ps, &[], yh_s);
+        self.backward_rows(ps, &[], yh_s, |_, _| {});
         let (yh_a, yh_b) = yh_ab.split_at_mut(pa.end);
         let yh_s: &[Vec3A] = yh_s;
-        let mut job_a = || self.backward_rows(pa.clone(), yh_s, yh_a);
-        let mut job_b = || self.backward_rows(pb.clone(), yh_s, yh_b);
+        let mut job_a = || self.backward_rows(pa.clone(), yh_s, yh_a, |_, _| {});
+        let mut job_b = || self.backward_rows(pb.clone(), yh_s, yh_b, |_, _| {});
         if self.order.split() {
             rayon::join(job_a, job_b);
         } else {
@@ -472,10 +491,63 @@ impl IncompleteCholesky {
         }
     }
 
+    /// [`Self::backward`] for an order with a [`Dissection::cut`] m (None otherwise, doing
+    /// nothing), handing each hᵢ as soon as it is final to `each(side, k, hᵢ)`: `low` and `high`
+    /// are the caller's data for the original rows below m and from m, k the row's original
+    /// index relative to its side's first. S's rows come first (on the calling thread), then A's
+    /// (with `low`) and B's (with `high`) in parallel, each part from its last row. MPCG updates
+    /// its search direction here, in the original order, without a pass of its own.
+    pub fn backward_each<T: Send>(
+        &self,
+        yh: &mut [Vec3A],
+        mut low: T,
+        mut high: T,
+        each: impl Fn(&mut T, usize, Vec3A) + Sync,
+    ) -> Option<()> {
+        let m = self.order.cut()?;
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
+        let perm = &self.order.perm;
+        let (yh_ab, yh_s) = yh.split_at_mut(pb.end);
+        self.backward_rows(ps, &[], yh_s, |i, h| {
+            let o = perm[i] as usize;
+            if o < m {
+                each(&mut low, o, h)
+            } else {
+                each(&mut high, o - m, h)
+            }
+        });
+        let (yh_a, yh_b) = yh_ab.split_at_mut(pa.end);
+        let yh_s: &[Vec3A] = yh_s;
+        let each = &each;
+        let mut job_a = || {
+            self.backward_rows(pa.clone(), yh_s, yh_a, |i, h| {
+                each(&mut low, perm[i] as usize, h)
+            })
+        };
+        let mut job_b = || {
+            self.backward_rows(pb.clone(), yh_s, yh_b, |i, h| {
+                each(&mut high, perm[i] as usize - m, h)
+            })
+        };
+        if self.order.split() {
+            rayon::join(job_a, job_b);
+        } else {
+            job_a();
+            job_b();
+        }
+        Some(())
+    }
+
     /// Backward sweep on `rows` (one part): `own` holds their y, `later` h of S (the rows from
-    /// the separator's first on; empty for S itself).
+    /// the separator's first on; empty for S itself). `each(i, hᵢ)` once hᵢ is final.
     #[inline]
-    fn backward_rows(&self, rows: Range<usize>, later: &[Vec3A], own: &mut [Vec3A]) {
+    fn backward_rows(
+        &self,
+        rows: Range<usize>,
+        later: &[Vec3A],
+        own: &mut [Vec3A],
+        mut each: impl FnMut(usize, Vec3A),
+    ) {
         let base = rows.start;
         let s0 = self.order.part(2).start;
         for l in (0..own.len()).rev() {
@@ -495,6 +567,7 @@ impl IncompleteCholesky {
                 }
             }
             own[l] = acc;
+            each(i, acc);
         }
     }
 }
@@ -772,14 +845,9 @@ mod tests {
             let xax: f64 = (0..n).map(|i| x[i].as_dvec3().dot(ax[i].as_dvec3())).sum();
             let delta: f64 = dots.iter().sum();
             assert!((delta - xax).abs() < 1e-4 * xax, "{delta} vs {xax}");
-            for new in 0..n {
-                let i = ic.order().perm[new] as usize;
-                assert!(
-                    (h[new] - x[i]).length() < 1e-4,
-                    "row {i}: {} vs {}",
-                    h[new],
-                    x[i]
-                );
+            for (hi, &i) in h.iter().zip(&ic.order().perm) {
+                let xi = x[i as usize];
+                assert!((*hi - xi).length() < 1e-4, "row {i}: {hi} vs {xi}");
             }
         }
     }
@@ -791,7 +859,13 @@ mod tests {
         let n = SPLIT_FROM + 777;
         let a = chain(n, true);
         let filter: Vec<Filter> = (0..n)
-            .map(|i| if i % 9 == 4 { Filter::Fixed } else { Filter::Free })
+            .map(|i| {
+                if i % 9 == 4 {
+                    Filter::Fixed
+                } else {
+                    Filter::Free
+                }
+            })
             .collect();
         let r: Vec<Vec3A> = (0..n)
             .map(|i| filter[i].apply_a(Vec3A::new((i as f32).cos(), 0.5, 1.0)))

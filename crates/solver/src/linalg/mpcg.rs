@@ -227,13 +227,44 @@ impl Factor {
     }
 
     /// Second half of h = P⁻¹·r: `uh` from [`Factor::delta`]'s forward result to h (the IC
-    /// backward sweep; nothing for the others). For IC, h is in the factor's row order
-    /// ([`Factor::positions`]).
+    /// backward sweep; nothing for the others), calling `step(side, first, k, hᵢ)` for each row
+    /// (vertex first + k; side: the caller's `x` and `p` split at `first`) as hᵢ is final.
+    /// False, with only h computed (in the factor's order, [`Factor::positions`]), where the
+    /// order does not split the original one ([`super::dissection::Dissection::cut`]).
     #[inline]
-    fn backward(&self, uh: &mut [Vec3A]) {
-        if self.kind == Preconditioner::IncompleteCholesky {
-            self.ic.backward(uh)
-        }
+    fn backward_each(
+        &self,
+        uh: &mut [Vec3A],
+        x: &mut [Vec3],
+        p: &mut [Vec3A],
+        step: &(impl Fn(&mut (&mut [Vec3], &mut [Vec3A]), usize, usize, Vec3A) + Sync),
+    ) -> bool {
+        let m = match self.kind {
+            Preconditioner::IncompleteCholesky => match self.ic.order().cut() {
+                Some(m) => m,
+                None => {
+                    self.ic.backward(uh);
+                    return false;
+                }
+            },
+            _ => {
+                let mut all = (x, p);
+                for (i, h) in uh.iter().enumerate() {
+                    step(&mut all, 0, i, *h);
+                }
+                return true;
+            }
+        };
+        let (x_lo, x_hi) = x.split_at_mut(m);
+        let (p_lo, p_hi) = p.split_at_mut(m);
+        self.ic
+            .backward_each(
+                uh,
+                (0, (x_lo, p_lo)),
+                (m, (x_hi, p_hi)),
+                |(first, side), k, h| step(side, *first, k, h),
+            )
+            .is_some()
     }
 
     /// The inverse of [`Factor::perm`]: vertex i is row `pos[i]` of r, u and h, or row i (None).
@@ -301,7 +332,6 @@ fn product_rows(n: usize) -> usize {
         .next_multiple_of(CHUNK)
         .clamp(CHUNK, PRODUCT_ROWS)
 }
-
 
 /// Reusable MPCG workspace (no allocation once sized).
 #[derive(Debug, Default, Clone)]
@@ -423,34 +453,46 @@ impl Mpcg {
             if !delta.is_finite() {
                 break;
             }
-            // (1) h = P⁻¹r (backward half); x += α·p (the last α), p = S(h + βp).
-            self.factor.backward(&mut self.h);
-            let (h, pos) = (&self.h, self.factor.positions());
-            let update = |(i, (x, p)): (usize, (&mut Vec3, &mut Vec3A))| {
-                if let Some(alpha) = pending {
-                    *x += alpha * Vec3::from(*p);
+            // (1) h = P⁻¹r (backward half); x += α·p (the last α), p = S(h + βp), as each hᵢ is
+            // final where the factor's order allows ([`IncompleteCholesky::backward_each`]),
+            // else in a pass of its own.
+            let step =
+                |(x, p): &mut (&mut [Vec3], &mut [Vec3A]), first: usize, k: usize, h: Vec3A| {
+                    let (x, p) = (&mut x[k], &mut p[k]);
+                    if let Some(alpha) = pending {
+                        *x += alpha * Vec3::from(*p);
+                    }
+                    let d = match beta {
+                        Some(beta) => h + beta * *p,
+                        None => h,
+                    };
+                    *p = filter[first + k].apply_a(d);
+                };
+            if !self
+                .factor
+                .backward_each(&mut self.h, x, &mut self.p, &step)
+            {
+                let (h, pos) = (&self.h, self.factor.positions());
+                let update = |(i, (x, p)): (usize, (&mut Vec3, &mut Vec3A))| {
+                    let hi = match pos {
+                        Some(pos) => h[pos[i] as usize],
+                        None => h[i],
+                    };
+                    let mut one = (std::slice::from_mut(x), std::slice::from_mut(p));
+                    step(&mut one, i, 0, hi);
+                };
+                if par {
+                    x.par_iter_mut()
+                        .zip(self.p.par_iter_mut())
+                        .enumerate()
+                        .with_min_len(CHUNK)
+                        .for_each(update);
+                } else {
+                    x.iter_mut()
+                        .zip(self.p.iter_mut())
+                        .enumerate()
+                        .for_each(update);
                 }
-                let hi = match pos {
-                    Some(pos) => h[pos[i] as usize],
-                    None => h[i],
-                };
-                let d = match beta {
-                    Some(beta) => hi + beta * *p,
-                    None => hi,
-                };
-                *p = filter[i].apply_a(d);
-            };
-            if par {
-                x.par_iter_mut()
-                    .zip(self.p.par_iter_mut())
-                    .enumerate()
-                    .with_min_len(CHUNK)
-                    .for_each(update);
-            } else {
-                x.iter_mut()
-                    .zip(self.p.iter_mut())
-                    .enumerate()
-                    .for_each(update);
             }
             pending = None;
             // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
