@@ -28,8 +28,9 @@
 //! take updates from both); the forward sweep runs A ‖ B, then S; the backward sweep S, then
 //! A ‖ B. Each part is factored and swept sequentially in row order, so the bits do not depend on
 //! the thread count. (Until this order, the rows were cut into consecutive ranges and every
-//! coupling across a cut dropped: the 64×64 sheet needed 46 CG iterations per substep instead of
-//! 27.) Smaller systems keep their own order as one part (the sweeps' row-to-row chains are
+//! coupling across a cut dropped: the 64×64 sheet-on-sphere bake of benches/blender_compare.py
+//! needed 55.8 CG iterations per substep, 34.4 now (47.2 and 31.6 with self-collision); the
+//! cape, on the same trajectory, 62.6 and 59.5.) Smaller systems keep their own order as one part (the sweeps' row-to-row chains are
 //! latency-bound, so a second part on a second core nearly halves them only from about a
 //! thousand rows).
 

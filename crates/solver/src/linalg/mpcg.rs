@@ -354,10 +354,15 @@ impl Mpcg {
     /// start) and the solution on exit. Stops when rᵀP⁻¹r <= tol²·b̂ᵀP⁻¹b̂ or after `max_iterations`.
     ///
     /// Each iteration makes three passes over the vertices: (1) the second half of the
-    /// preconditioner (IC backward sweep) with p = S(h + βp) as each row of h is final; (2) s = S·A·p
-    /// and pᵀs (one pass over the half-stored matrix); (3) x += αp, r −= αs fused into the first half
-    /// of the preconditioner (IC forward sweep), which also yields δ = rᵀP⁻¹r, so the convergence
-    /// test needs no backward sweep and the last iteration skips it.
+    /// preconditioner (IC backward sweep) with x += α·p (the previous iteration's α) and
+    /// p = S(h + βp) as each row of h is final; (2) s = S·A·p and pᵀs (one pass over the
+    /// half-stored matrix); (3) r −= αs fused into the first half of the preconditioner (IC
+    /// forward sweep), which also yields δ = rᵀP⁻¹r, so the convergence test needs no backward
+    /// sweep and the last iteration skips it (its x += α·p is done after the loop). r, h and the
+    /// IC's sweeps are in the factor's row order ([`IncompleteCholesky`]'s dissection: rows of
+    /// two independent parts, then their separator), x, p and s in the original one; where the
+    /// dissection does not split the original order at one row (or for block Jacobi and AMG),
+    /// the updates of (1) take a pass of their own.
     pub fn solve(&mut self, problem: &Problem, x: &mut [Vec3], settings: CgSettings) -> CgResult {
         let Problem {
             a,
