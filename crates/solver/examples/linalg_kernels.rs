@@ -12,7 +12,6 @@
 use clothbake_solver::constraints::Constraints;
 use clothbake_solver::fixtures::sheet;
 use clothbake_solver::integrator::{Assembly, StepInputs};
-use clothbake_solver::linalg::incomplete_cholesky::Partitions;
 use clothbake_solver::linalg::{
     CgSettings, Filter, IncompleteCholesky, Mpcg, Preconditioner, Problem,
 };
@@ -82,9 +81,6 @@ fn run() {
     let mut ic = IncompleteCholesky::new();
     let (mut factor, mut fwd, mut bwd) = (f64::MAX, f64::MAX, f64::MAX);
     let mut u = vec![Vec3A::ZERO; nv];
-    let parts = Partitions::of(nv);
-    let len = parts.size();
-    let mut dots = vec![0.0f64; parts.count() * parts.slots()];
     for _ in 0..rounds {
         let t = Instant::now();
         for _ in 0..1 {
@@ -111,17 +107,13 @@ fn run() {
             println!("IC(0) breakdowns: {broke}");
         }
         factor = factor.min(t.elapsed().as_secs_f64());
+        let mut dots = vec![0.0f64; ic.slots()];
+        let mut r = p.clone();
         let t = Instant::now();
-        u.par_chunks_mut(len)
-            .zip(dots.par_chunks_mut(parts.slots()))
-            .enumerate()
-            .for_each(|(k, (uk, dk))| ic.forward_partition(k, |l| p[k * len + l], uk, dk));
+        ic.forward(&mut r, None, &mut u, &mut dots);
         fwd = fwd.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        u.par_chunks_mut(len)
-            .zip(s.par_chunks_mut(len))
-            .enumerate()
-            .for_each(|(k, (uk, sk))| ic.backward_partition(k, uk, |l, h| sk[l] = h));
+        ic.backward(&mut u);
         bwd = bwd.min(t.elapsed().as_secs_f64());
         let mut x = vec![Vec3::ZERO; nv];
         let t = Instant::now();

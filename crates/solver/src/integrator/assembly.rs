@@ -202,6 +202,8 @@ impl Assembly {
             .map(|t| t.iter().all(pinned))
             .collect();
         let pinned_hinge = model.hinges.iter().map(|h| h.iter().all(pinned)).collect();
+        let mut pattern = pattern;
+        pattern.pinned = (0..n as u32).map(|i| pinned(&i)).collect();
         Assembly {
             matrix: BlockMatrix::new(pattern),
             b: vec![Vec3::ZERO; n],

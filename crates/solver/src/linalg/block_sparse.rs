@@ -21,6 +21,10 @@ pub struct BlockPattern {
     pub lower_ptr: Vec<u32>,
     pub lower_col: Vec<u32>,
     pub lower_slot: Vec<u32>,
+    /// Per row (empty: none): its vertex is fixed in every solve (hard-pinned), so its row of a
+    /// preconditioner is trivial; orderings weigh it as little work
+    /// ([`super::dissection::Dissection`]).
+    pub pinned: Vec<bool>,
 }
 
 impl BlockPattern {
@@ -73,6 +77,7 @@ impl BlockPattern {
             lower_ptr,
             lower_col,
             lower_slot,
+            pinned: Vec::new(),
         }
     }
 

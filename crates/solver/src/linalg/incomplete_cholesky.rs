@@ -3,155 +3,102 @@
 //!
 //! MPCG solves S·A·x = S·b on the free subspace of every vertex's filter S (Baraff & Witkin §5.3).
 //! On that subspace the system is the SPD matrix Ã = S·A·S + (I − S) (blocks Ã_ij = S_i A_ij S_j,
-//! Ã_ii = S_i A_ii S_i + (I − S_i)), which this module factors as
+//! Ã_ii = S_i A_ii S_i + (I − S_i)), which this module factors, in the rows' [`Dissection`]
+//! order P (below), as
 //!
-//!   M = (D + W)·D⁻¹·(D + Wᵀ) ≈ Ã,   W strictly block-lower on A's pattern, D block-diagonal SPD,
+//!   M = (D + W)·D⁻¹·(D + Wᵀ) ≈ P·Ã·Pᵀ,   W strictly block-lower on the pattern, D block-diagonal SPD,
 //!   W_ij = Ã_ij − Σ_{k<j} W_ik D_k⁻¹ W_jkᵀ,   D_i = Ã_ii − Σ_{k<i} W_ik D_k⁻¹ W_ikᵀ,
 //!
 //! with the sums over k in the pattern of both rows. M is SPD whenever every D_i is (W arbitrary), so a
 //! pivot that is not clearly positive definite (IC(0) breakdown) is replaced by Ã_ii and its row of
-//! W dropped. MPCG then uses z = S·M⁻¹·r, SPD on the free subspace (Boxerman 2003 §5.2 asks exactly
-//! this of a preconditioner). SPD is not enough, though: after a breakdown the other rows' L = W·D⁻¹
-//! can be large and the triangular sweeps grow exponentially along the rows (an 80×80 cotton sheet at
-//! rest, in-plane stiffness 1500× its out-of-plane mass term, broke down in 367 pivots and gave
-//! rᵀM⁻¹r ≈ 1e36). The caller therefore refactors with the diagonal blocks scaled by 1 + α until no
-//! pivot breaks down (shifted incomplete Cholesky: Manteuffel 1980, "An incomplete factorization
-//! technique for positive definite linear systems", Math. Comp. 34).
+//! W dropped. MPCG then uses z = S·Pᵀ·M⁻¹·P·r, SPD on the free subspace (Boxerman 2003 §5.2 asks
+//! exactly this of a preconditioner). SPD is not enough, though: after a breakdown the other rows'
+//! L = W·D⁻¹ can be large and the triangular sweeps grow exponentially along the rows (an 80×80
+//! cotton sheet at rest, in-plane stiffness 1500× its out-of-plane mass term, broke down in 367
+//! pivots and gave rᵀM⁻¹r ≈ 1e36). The caller therefore refactors with the diagonal blocks scaled
+//! by 1 + α until no pivot breaks down (shifted incomplete Cholesky: Manteuffel 1980, "An
+//! incomplete factorization technique for positive definite linear systems", Math. Comp. 34).
 //!
 //! Couplings the pattern marks weak (bending-only ones between a hinge's opposite vertices) are
 //! left out of W: half the entries, for a few more iterations.
 //!
-//! Rows are split into [`Partitions`] (their sizes depend on the row count only) and couplings
-//! between partitions are dropped (a block-diagonal part of an SPD matrix is SPD): partitions factor
-//! and solve independently, in parallel from [`SPLIT_FROM`] rows, with results independent of the
-//! thread count. The triangular solves inside a partition are sequential and in row order (their
-//! cost is the latency of the row-to-row chain, so a second partition on a second core nearly
-//! halves it).
+//! Parallelism without dropping couplings: from [`SPLIT_FROM`] rows the order is a one-level
+//! nested dissection [A, B, S] of the strong couplings ([`Dissection`]; Saad §3.3.3, §12.4): no
+//! coupling joins A and B, so their rows factor in parallel and then the separator S's (which
+//! take updates from both); the forward sweep runs A ‖ B, then S; the backward sweep S, then
+//! A ‖ B. Each part is factored and swept sequentially in row order, so the bits do not depend on
+//! the thread count. (Until this order, the rows were cut into consecutive ranges and every
+//! coupling across a cut dropped: the 64×64 sheet-on-sphere bake of benches/blender_compare.py
+//! needed 55.8 CG iterations per substep, 34.4 now (47.2 and 31.6 with self-collision); the
+//! cape, on the same trajectory, 62.6 and 59.5.) Smaller systems keep their own order as one part (the sweeps' row-to-row chains are
+//! latency-bound, so a second part on a second core nearly halves them only from about a
+//! thousand rows).
 
 use super::block_sparse::BlockMatrix;
+use super::dissection::Dissection;
 use super::mpcg::Filter;
-use super::reduce::{CHUNK, PARALLEL_FROM};
+use super::reduce::CHUNK;
 use glam::{Mat3A, Vec3A};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-/// Most rows per independent partition (a multiple of [`CHUNK`]).
-pub const PARTITION: usize = 8 * CHUNK;
-
-/// Systems from this many rows are split into partitions, so two cores share every sweep (the
-/// chain of a sweep is latency-bound: two halves on two cores take about 0.55× the time of one
-/// whole, from 1,900 rows; examples/linalg_kernels.rs); smaller ones are one partition on one
-/// thread.
+/// Systems from this many rows are ordered by [`Dissection`] and factored and swept on two
+/// threads (the chain of a sweep is latency-bound: two halves on two cores take about 0.55× the
+/// time of one whole, from 1,900 rows; examples/linalg_kernels.rs); smaller ones keep their order
+/// and run on one thread.
 pub const SPLIT_FROM: usize = 1024;
-
-/// Partition lengths are multiples of this many rows.
-const ALIGN: usize = 64;
-
-/// The split of an n-row system into consecutive partitions of [`Partitions::size`] rows (the last
-/// may be shorter): one below [`SPLIT_FROM`] rows, two halves (in multiples of 64 rows) below
-/// [`PARALLEL_FROM`], and [`PARTITION`] rows each from there. It depends on n only, so the factor
-/// and every sweep give the same bits at any thread count. Each split drops the couplings across
-/// it: measured on the same trajectory, the halves cost the 3.6k-vertex skirt 2.8 % more CG
-/// iterations (the 1.9k-vertex cape's bake took 8.6 % more with the same substeps); four
-/// partitions of 2,560 rows instead of 4,096, 4,096 and 1,808 would cost the 10k dress 1.3 %.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Partitions {
-    n: usize,
-    len: usize,
-}
-
-impl Partitions {
-    pub fn of(n: usize) -> Self {
-        let len = if n < SPLIT_FROM {
-            n
-        } else if n < PARALLEL_FROM {
-            n.div_ceil(2)
-        } else {
-            PARTITION
-        };
-        Partitions {
-            n,
-            len: len.next_multiple_of(ALIGN).max(ALIGN),
-        }
-    }
-
-    /// Rows per partition (the last may have fewer).
-    #[inline]
-    pub fn size(&self) -> usize {
-        self.len
-    }
-
-    /// Number of partitions.
-    #[inline]
-    pub fn count(&self) -> usize {
-        self.n.div_ceil(self.len)
-    }
-
-    /// Rows of partition `k`.
-    #[inline]
-    pub fn rows(&self, k: usize) -> Range<usize> {
-        k * self.len..self.n.min((k + 1) * self.len)
-    }
-
-    /// Partial-sum slots per partition: one per [`CHUNK`] of its rows (unused ones of a short
-    /// last partition are written 0).
-    #[inline]
-    pub fn slots(&self) -> usize {
-        self.len.div_ceil(CHUNK)
-    }
-
-    /// Whether the per-partition passes run on the thread pool (two or more partitions).
-    #[inline]
-    pub fn parallel(&self) -> bool {
-        self.count() >= 2
-    }
-}
 
 /// A pivot whose Cholesky pivots fall below this fraction of Ã_ii's diagonal is replaced by Ã_ii.
 const PIVOT_FLOOR: f32 = 1e-3;
 
+/// Flag on a lower entry's slot: the original block is A's upper block as stored (the row's
+/// original index is below the column's), not its transpose.
+const UPRIGHT: u32 = 1 << 31;
+
 /// Pattern-derived data (built once per sparsity pattern) and the factor's values, in the factor's
-/// own compact row storage (only strong couplings inside a partition).
+/// own compact row storage (only strong couplings), all indexed by the new (dissection) row
+/// numbers.
 ///
 /// The sweeps use the equivalent unit-triangular form M = L·D·Lᵀ, L = I + W·D⁻¹: forward
-/// L·y = r needs one block product per coupling on the row-to-row dependency chain (the
+/// L·y = P·r needs one block product per coupling on the row-to-row dependency chain (the
 /// triangular sweeps are latency-bound, not bandwidth-bound), backward Lᵀ·h = D⁻¹·y likewise with a
 /// row-ordered copy of Lᵀ.
 #[derive(Debug, Default, Clone)]
 pub struct IncompleteCholesky {
+    /// The row order and its parts A, B, S.
+    order: Dissection,
     /// Strictly lower entries (i, j), j < i, by row: `lower_ptr[i]..lower_ptr[i + 1]`, columns
-    /// ascending; A_ij is the transpose of A's upper slot `lower_slot`.
+    /// ascending; entries before `lower_mid[i]` have their column in an earlier part (only S's
+    /// rows have such: columns in A and B). `lower_slot`: A's upper slot holding the block,
+    /// transposed unless flagged [`UPRIGHT`].
     lower_ptr: Vec<u32>,
+    lower_mid: Vec<u32>,
     lower_col: Vec<u32>,
     lower_slot: Vec<u32>,
     /// Strictly upper entries (i, j), j > i, by row, columns descending (so the sweep's latest
-    /// row comes last); `upper_of` the lower entry (j, i) they mirror.
+    /// row comes last); entries before `upper_mid[i]` have their column in a later part (S, for
+    /// rows of A and B); `upper_of` the lower entry (j, i) they mirror.
     upper_ptr: Vec<u32>,
+    upper_mid: Vec<u32>,
     upper_col: Vec<u32>,
     upper_of: Vec<u32>,
     /// Per lower entry (i, j): the lower-entry pairs ((i, k), (j, k)) with k < j in both rows.
     update_ptr: Vec<u32>,
     update: Vec<[u32; 2]>,
-    /// Per partition: W and L = W·D⁻¹ on its lower entries, Lᵀ on its upper entries; separate
-    /// per partition so partitions factor in parallel without splitting per call.
-    values: Vec<PartitionValues>,
+    /// W and L = W·D⁻¹ per lower entry, Lᵀ per upper entry, D⁻¹ per row.
+    w: Vec<Mat3A>,
+    l: Vec<Mat3A>,
+    l_upper: Vec<Mat3A>,
     d_inv: Vec<Mat3A>,
     /// Per row: its vertex is fixed (S_i = 0), so every entry of its row and column of the
     /// factor is zero and the sweeps skip its couplings (a hard-pinned bodice is a fifth of the
     /// dress-walk sample's rows).
     fixed: Vec<bool>,
-    /// Pattern size the symbolic data was built for (rows, blocks).
-    shape: (usize, usize),
-    parts: Partitions,
-}
-
-/// One partition's factor values, indexed by entry − the partition's first entry.
-#[derive(Debug, Default, Clone)]
-struct PartitionValues {
-    w: Vec<Mat3A>,
-    l: Vec<Mat3A>,
-    l_upper: Vec<Mat3A>,
+    /// The pattern the symbolic data was built for (upper row pointers, columns, weak and pinned
+    /// flags), to
+    /// rebuild only when it changes.
+    key: (Vec<u32>, Vec<u32>, Vec<bool>, Vec<bool>),
 }
 
 /// The filtered block S_i·A_ij·S_j.
@@ -190,32 +137,64 @@ fn spd_inverse(d: Mat3A, reference: Mat3A) -> Option<Mat3A> {
     ok.then(|| d.inverse()).filter(|m| m.is_finite())
 }
 
+/// Partial-sum slots of a part of `len` rows: one per [`CHUNK`].
+#[inline]
+fn slots_of(len: usize) -> usize {
+    len.div_ceil(CHUNK)
+}
+
 impl IncompleteCholesky {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Builds the compact lower structure and the update lists for `a`'s pattern: strong
-    /// couplings ([`super::BlockPattern::weak`] unset) between rows of the same partition.
+    /// Builds the order, the compact lower structure and the update lists for `a`'s pattern:
+    /// strong couplings ([`super::BlockPattern::weak`] unset) only. Nothing is done when the
+    /// pattern is the one of the last call (the simulation's pattern is fixed per topology).
     fn symbolic(&mut self, a: &BlockMatrix) {
         let p = &a.pattern;
-        let n = p.rows();
-        let nnz = p.col.len();
-        let parts = Partitions::of(n);
-        if self.shape == (n, nnz) && self.parts == parts && self.lower_ptr.len() == n + 1 {
+        if self.key.0 == p.row_ptr
+            && self.key.1 == p.col
+            && self.key.2 == p.weak
+            && self.key.3 == p.pinned
+        {
             return;
         }
+        let n = p.rows();
+        let order = if n >= SPLIT_FROM {
+            Dissection::bisect(p, |s| !p.weak[s])
+        } else {
+            Dissection::identity(n)
+        };
+        let (perm, pos) = (&order.perm, &order.pos);
+        let part_start = |i: usize| (0..3).map(|k| order.part(k)).find(|r| r.contains(&i));
+        // Lower entries of new row i: its strong neighbours with a smaller new index.
         let mut lower_ptr = vec![0u32];
+        let mut lower_mid = Vec::with_capacity(n);
         let (mut lower_col, mut lower_slot) = (Vec::new(), Vec::new());
-        for i in 0..n {
-            let part = parts.rows(i / parts.size());
-            for k in p.lower_ptr[i] as usize..p.lower_ptr[i + 1] as usize {
-                let (j, s) = (p.lower_col[k] as usize, p.lower_slot[k] as usize);
-                if !p.weak[s] && j >= part.start {
-                    lower_col.push(j as u32);
-                    lower_slot.push(s as u32);
+        let mut row: Vec<(u32, u32)> = Vec::new();
+        for (i, &o) in perm.iter().enumerate() {
+            let o = o as usize;
+            row.clear();
+            for k in p.lower_ptr[o] as usize..p.lower_ptr[o + 1] as usize {
+                let s = p.lower_slot[k];
+                let j = pos[p.lower_col[k] as usize];
+                if !p.weak[s as usize] && (j as usize) < i {
+                    row.push((j, s));
                 }
             }
+            for s in p.row_ptr[o] as usize..p.row_ptr[o + 1] as usize {
+                let j = pos[p.col[s] as usize];
+                if !p.weak[s] && (j as usize) < i {
+                    row.push((j, s as u32 | UPRIGHT));
+                }
+            }
+            row.sort_unstable();
+            let first = part_start(i).map_or(0, |r| r.start) as u32;
+            lower_mid
+                .push(lower_col.len() as u32 + row.iter().filter(|e| e.0 < first).count() as u32);
+            lower_col.extend(row.iter().map(|e| e.0));
+            lower_slot.extend(row.iter().map(|e| e.1));
             lower_ptr.push(lower_col.len() as u32);
         }
         // Upper entries of row j mirror lower entries (i, j), i > j: transposed counting sort,
@@ -240,10 +219,14 @@ impl IncompleteCholesky {
                 fill[j] += 1;
             }
         }
+        let mut upper_mid = Vec::with_capacity(n);
         for j in 0..n {
             let row = upper_ptr[j] as usize..upper_ptr[j + 1] as usize;
             upper_col[row.clone()].reverse();
-            upper_of[row].reverse();
+            upper_of[row.clone()].reverse();
+            let end = part_start(j).map_or(n, |r| r.end) as u32;
+            let later = upper_col[row.clone()].iter().filter(|&&c| c >= end).count();
+            upper_mid.push((row.start + later) as u32);
         }
         // Updates: merge row i's and row j's lower columns k < j.
         let mut update_ptr = vec![0u32];
@@ -269,31 +252,30 @@ impl IncompleteCholesky {
                 update_ptr.push(update.len() as u32);
             }
         }
-        let values = (0..parts.count())
-            .map(|k| {
-                let rows = parts.rows(k);
-                let m = (lower_ptr[rows.end] - lower_ptr[rows.start]) as usize;
-                PartitionValues {
-                    w: vec![Mat3A::ZERO; m],
-                    l: vec![Mat3A::ZERO; m],
-                    l_upper: vec![Mat3A::ZERO; m],
-                }
-            })
-            .collect();
+        let m = lower_col.len();
         *self = IncompleteCholesky {
+            order,
             lower_ptr,
+            lower_mid,
             lower_col,
             lower_slot,
             upper_ptr,
+            upper_mid,
             upper_col,
             upper_of,
             update_ptr,
             update,
-            values,
+            w: vec![Mat3A::ZERO; m],
+            l: vec![Mat3A::ZERO; m],
+            l_upper: vec![Mat3A::ZERO; m],
             d_inv: vec![Mat3A::IDENTITY; n],
             fixed: vec![false; n],
-            shape: (n, nnz),
-            parts,
+            key: (
+                p.row_ptr.clone(),
+                p.col.clone(),
+                p.weak.clone(),
+                p.pinned.clone(),
+            ),
         };
     }
 
@@ -304,7 +286,7 @@ impl IncompleteCholesky {
     }
 
     /// [`Self::factor`] if no pivot breaks down (true; the same factor to the bit); otherwise
-    /// false as soon as one does (every partition stops), leaving the factor unusable until the
+    /// false as soon as one does (every part stops), leaving the factor unusable until the
     /// next factorization. A caller trying shifts in turn then pays only for the rows up to the
     /// first breakdown of each failed shift (the 3.6k-vertex skirt and the 10k dress try about
     /// three shifts per solve).
@@ -321,152 +303,320 @@ impl IncompleteCholesky {
         stop: Option<&AtomicBool>,
     ) -> u32 {
         self.symbolic(a);
+        let perm = &self.order.perm;
         self.fixed.clear();
         self.fixed
-            .extend(filter.iter().map(|f| *f == Filter::Fixed));
+            .extend(perm.iter().map(|&o| filter[o as usize] == Filter::Fixed));
         let sym = Symbolic {
+            perm,
             lower_ptr: &self.lower_ptr,
             lower_col: &self.lower_col,
             lower_slot: &self.lower_slot,
-            upper_ptr: &self.upper_ptr,
-            upper_of: &self.upper_of,
             update_ptr: &self.update_ptr,
             update: &self.update,
         };
-        let parts = self.parts;
-        let job = |(k, (values, d_inv)): (usize, (&mut PartitionValues, &mut [Mat3A]))| {
-            factor_partition(&sym, a, filter, shift, parts.rows(k), values, d_inv, stop)
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
+        let (ea, eb) = (
+            self.lower_ptr[pa.end] as usize,
+            self.lower_ptr[pb.end] as usize,
+        );
+        // A and B: each its own slices of the values (no coupling joins them).
+        let (replaced_a, replaced_b) = {
+            let (w_ab, _) = self.w.split_at_mut(eb);
+            let (l_ab, _) = self.l.split_at_mut(eb);
+            let (d_ab, _) = self.d_inv.split_at_mut(pb.end);
+            let (wa, wb) = w_ab.split_at_mut(ea);
+            let (la, lb) = l_ab.split_at_mut(ea);
+            let (da, db) = d_ab.split_at_mut(pa.end);
+            let mut job_a = || {
+                factor_rows(
+                    &sym,
+                    a,
+                    filter,
+                    shift,
+                    pa.clone(),
+                    (wa, la, da),
+                    (0, 0),
+                    stop,
+                )
+            };
+            let mut job_b = || {
+                factor_rows(
+                    &sym,
+                    a,
+                    filter,
+                    shift,
+                    pb.clone(),
+                    (wb, lb, db),
+                    (ea, pa.end),
+                    stop,
+                )
+            };
+            if self.order.split() {
+                rayon::join(job_a, job_b)
+            } else {
+                (job_a(), job_b())
+            }
         };
-        if parts.parallel() {
-            self.values
-                .par_iter_mut()
-                .zip(self.d_inv.par_chunks_mut(parts.size()))
-                .enumerate()
-                .map(job)
-                .sum()
-        } else {
-            self.values
-                .iter_mut()
-                .zip(self.d_inv.chunks_mut(parts.size()))
-                .enumerate()
-                .map(job)
-                .sum()
+        let mut replaced = replaced_a + replaced_b;
+        if stop.is_some() && replaced > 0 {
+            return replaced;
         }
+        replaced += factor_rows(
+            &sym,
+            a,
+            filter,
+            shift,
+            ps,
+            (&mut self.w, &mut self.l, &mut self.d_inv),
+            (0, 0),
+            stop,
+        );
+        if stop.is_some() && replaced > 0 {
+            return replaced;
+        }
+        // Upper entries: L_jiᵀ (row-ordered copy for the backward sweep).
+        let (l, upper_of) = (&self.l, &self.upper_of);
+        let copy = |(lu, &e): (&mut Mat3A, &u32)| *lu = l[e as usize].transpose();
+        if self.order.split() {
+            self.l_upper
+                .par_iter_mut()
+                .zip(upper_of)
+                .with_min_len(4 * CHUNK)
+                .for_each(copy);
+        } else {
+            self.l_upper.iter_mut().zip(upper_of).for_each(copy);
+        }
+        replaced
     }
 
-    /// The partitions of the system last factored.
-    pub fn partitions(&self) -> Partitions {
-        self.parts
+    /// The row order of the factor last built.
+    pub fn order(&self) -> &Dissection {
+        &self.order
     }
 
-    /// Forward sweep on the rows of partition `k`: L·y = r with rᵢ = `rhs(i − first row)`
-    /// (called once per row, in row order, so the caller can compute r on the fly). Writes y (the
-    /// partition's slice) and, per [`CHUNK`] of rows ([`Partitions::slots`] of them), Σ yᵢᵀ·D_i⁻¹·yᵢ into `dots`: their total is
+    /// Partial-sum slots [`Self::forward`] writes: one per [`CHUNK`] of each part's rows.
+    pub fn slots(&self) -> usize {
+        (0..3).map(|k| slots_of(self.order.part(k).len())).sum()
+    }
+
+    /// Forward sweep L·y = P·r, r and y in the factor's row order (row i is original row
+    /// `order().perm[i]`), A ‖ B, then S. With `update` = (α, s), s in the original order, each
+    /// rᵢ −= α·s_perm[i] first (MPCG's residual update, fused). Writes per [`CHUNK`] of each part's
+    /// rows ([`Self::slots`] in all, parts in order) Σ yᵢᵀ·D_i⁻¹·yᵢ into `dots`: their total is
     /// rᵀ·M⁻¹·r, the MPCG's δ, without the backward sweep.
-    #[inline]
-    pub fn forward_partition(
+    pub fn forward(
         &self,
-        k: usize,
-        mut rhs: impl FnMut(usize) -> Vec3A,
+        r: &mut [Vec3A],
+        update: Option<(f32, &[Vec3A])>,
         y: &mut [Vec3A],
         dots: &mut [f64],
     ) {
-        let base = k * self.parts.size();
-        let l_val = &self.values[k].l;
-        let e_base = self.lower_ptr[base] as usize;
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
+        let (r_ab, r_s) = r.split_at_mut(pb.end);
+        let (y_ab, y_s) = y.split_at_mut(pb.end);
+        let (d_ab, d_s) = dots.split_at_mut(slots_of(pa.len()) + slots_of(pb.len()));
+        {
+            let (r_a, r_b) = r_ab.split_at_mut(pa.end);
+            let (y_a, y_b) = y_ab.split_at_mut(pa.end);
+            let (d_a, d_b) = d_ab.split_at_mut(slots_of(pa.len()));
+            let mut job_a = || self.forward_rows(pa.clone(), r_a, update, &[], y_a, d_a);
+            let mut job_b = || self.forward_rows(pb.clone(), r_b, update, &[], y_b, d_b);
+            if self.order.split() {
+                rayon::join(job_a, job_b);
+            } else {
+                job_a();
+                job_b();
+            }
+        }
+        self.forward_rows(ps, r_s, update, y_ab, y_s, d_s);
+    }
+
+    /// Forward sweep on `rows` (one part): `r` and `own` hold r and y of those rows, `earlier` y
+    /// of the rows before the part (from 0).
+    #[inline]
+    fn forward_rows(
+        &self,
+        rows: Range<usize>,
+        r: &mut [Vec3A],
+        update: Option<(f32, &[Vec3A])>,
+        earlier: &[Vec3A],
+        own: &mut [Vec3A],
+        dots: &mut [f64],
+    ) {
+        let base = rows.start;
         for (c, dot) in dots.iter_mut().enumerate() {
             let mut sum = 0.0f64;
-            for l in c * CHUNK..y.len().min((c + 1) * CHUNK) {
+            for l in c * CHUNK..own.len().min((c + 1) * CHUNK) {
                 let i = base + l;
-                let mut acc = rhs(l);
-                let (e0, e1) = (self.lower_ptr[i] as usize, self.lower_ptr[i + 1] as usize);
-                // A fixed row's couplings are zero (see `fixed`).
-                let e1 = if self.fixed[i] { e0 } else { e1 };
-                for (m, &j) in l_val[e0 - e_base..e1 - e_base]
-                    .iter()
-                    .zip(&self.lower_col[e0..e1])
-                {
-                    acc -= *m * y[j as usize - base];
+                if let Some((alpha, s)) = update {
+                    r[l] -= alpha * s[self.order.perm[i] as usize];
                 }
-                y[l] = acc;
+                let mut acc = r[l];
+                // A fixed row's couplings are zero (see `fixed`).
+                if !self.fixed[i] {
+                    let (e0, em, e1) = (
+                        self.lower_ptr[i] as usize,
+                        self.lower_mid[i] as usize,
+                        self.lower_ptr[i + 1] as usize,
+                    );
+                    for (m, &j) in self.l[e0..em].iter().zip(&self.lower_col[e0..em]) {
+                        acc -= *m * earlier[j as usize];
+                    }
+                    for (m, &j) in self.l[em..e1].iter().zip(&self.lower_col[em..e1]) {
+                        acc -= *m * own[j as usize - base];
+                    }
+                }
+                own[l] = acc;
                 sum += acc.as_dvec3().dot((self.d_inv[i] * acc).as_dvec3());
             }
             *dot = sum;
         }
     }
 
-    /// Backward sweep on the rows of partition `k`: Lᵀ·h = D⁻¹·y, in place (`yh` holds y on
-    /// entry, h = M⁻¹·r on exit), from the last row: hᵢ = D_i⁻¹·yᵢ − Σ_{j>i} L_jiᵀ·hⱼ.
-    /// `each(i − first row, hᵢ)` is called as soon as hᵢ is final.
-    #[inline]
-    pub fn backward_partition(
+    /// Backward sweep Lᵀ·h = D⁻¹·y in place (`yh` holds y on entry, h = M⁻¹·P·r on exit, both in
+    /// the factor's order): S, then A ‖ B, each from its last row: hᵢ = D_i⁻¹·yᵢ − Σ_{j>i} L_jiᵀ·hⱼ.
+    pub fn backward(&self, yh: &mut [Vec3A]) {
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
+        let (yh_ab, yh_s) = yh.split_at_mut(pb.end);
+        self.backward_rows(ps, &[], yh_s, |_, _| {});
+        let (yh_a, yh_b) = yh_ab.split_at_mut(pa.end);
+        let yh_s: &[Vec3A] = yh_s;
+        let mut job_a = || self.backward_rows(pa.clone(), yh_s, yh_a, |_, _| {});
+        let mut job_b = || self.backward_rows(pb.clone(), yh_s, yh_b, |_, _| {});
+        if self.order.split() {
+            rayon::join(job_a, job_b);
+        } else {
+            job_a();
+            job_b();
+        }
+    }
+
+    /// [`Self::backward`] for an order with a [`Dissection::cut`] m (None otherwise, doing
+    /// nothing), handing each hᵢ as soon as it is final to `each(side, k, hᵢ)`: `low` and `high`
+    /// are the caller's data for the original rows below m and from m, k the row's original
+    /// index relative to its side's first. S's rows come first (on the calling thread), then A's
+    /// (with `low`) and B's (with `high`) in parallel, each part from its last row. MPCG updates
+    /// its search direction here, in the original order, without a pass of its own.
+    pub fn backward_each<T: Send>(
         &self,
-        k: usize,
         yh: &mut [Vec3A],
+        mut low: T,
+        mut high: T,
+        each: impl Fn(&mut T, usize, Vec3A) + Sync,
+    ) -> Option<()> {
+        let m = self.order.cut()?;
+        let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
+        let perm = &self.order.perm;
+        let (yh_ab, yh_s) = yh.split_at_mut(pb.end);
+        self.backward_rows(ps, &[], yh_s, |i, h| {
+            let o = perm[i] as usize;
+            if o < m {
+                each(&mut low, o, h)
+            } else {
+                each(&mut high, o - m, h)
+            }
+        });
+        let (yh_a, yh_b) = yh_ab.split_at_mut(pa.end);
+        let yh_s: &[Vec3A] = yh_s;
+        let each = &each;
+        let mut job_a = || {
+            self.backward_rows(pa.clone(), yh_s, yh_a, |i, h| {
+                each(&mut low, perm[i] as usize, h)
+            })
+        };
+        let mut job_b = || {
+            self.backward_rows(pb.clone(), yh_s, yh_b, |i, h| {
+                each(&mut high, perm[i] as usize - m, h)
+            })
+        };
+        if self.order.split() {
+            rayon::join(job_a, job_b);
+        } else {
+            job_a();
+            job_b();
+        }
+        Some(())
+    }
+
+    /// Backward sweep on `rows` (one part): `own` holds their y, `later` h of S (the rows from
+    /// the separator's first on; empty for S itself). `each(i, hᵢ)` once hᵢ is final.
+    #[inline]
+    fn backward_rows(
+        &self,
+        rows: Range<usize>,
+        later: &[Vec3A],
+        own: &mut [Vec3A],
         mut each: impl FnMut(usize, Vec3A),
     ) {
-        let base = k * self.parts.size();
-        let lu = &self.values[k].l_upper;
-        let e_base = self.upper_ptr[base] as usize;
-        for l in (0..yh.len()).rev() {
+        let base = rows.start;
+        let s0 = self.order.part(2).start;
+        for l in (0..own.len()).rev() {
             let i = base + l;
-            let mut acc = self.d_inv[i] * yh[l];
-            let (e0, e1) = (self.upper_ptr[i] as usize, self.upper_ptr[i + 1] as usize);
-            let e1 = if self.fixed[i] { e0 } else { e1 };
-            for (m, &j) in lu[e0 - e_base..e1 - e_base]
-                .iter()
-                .zip(&self.upper_col[e0..e1])
-            {
-                acc -= *m * yh[j as usize - base];
+            let mut acc = self.d_inv[i] * own[l];
+            if !self.fixed[i] {
+                let (e0, em, e1) = (
+                    self.upper_ptr[i] as usize,
+                    self.upper_mid[i] as usize,
+                    self.upper_ptr[i + 1] as usize,
+                );
+                for (m, &j) in self.l_upper[e0..em].iter().zip(&self.upper_col[e0..em]) {
+                    acc -= *m * later[j as usize - s0];
+                }
+                for (m, &j) in self.l_upper[em..e1].iter().zip(&self.upper_col[em..e1]) {
+                    acc -= *m * own[j as usize - base];
+                }
             }
-            yh[l] = acc;
-            each(l, acc);
+            own[l] = acc;
+            each(i, acc);
         }
     }
 }
 
-/// Borrowed symbolic data for the partition workers.
+/// Borrowed symbolic data for the part workers.
 struct Symbolic<'a> {
+    perm: &'a [u32],
     lower_ptr: &'a [u32],
     lower_col: &'a [u32],
     lower_slot: &'a [u32],
-    upper_ptr: &'a [u32],
-    upper_of: &'a [u32],
     update_ptr: &'a [u32],
     update: &'a [[u32; 2]],
 }
 
-/// Factors one partition in row order into its `values` and `d_inv` (the partition's slice), with
-/// the diagonal blocks scaled by `shift`.
-/// Returns the number of replaced pivots. With `stop`: returns 1 at the first breakdown, raising
-/// `stop`, and returns 1 as soon as another partition has raised it.
+/// Factors `rows` (new numbering) in order into (W, L, D⁻¹) slices that start at lower entry
+/// `base.0` and row `base.1` and hold every entry and row the rows' updates read, with the
+/// diagonal blocks scaled by `shift`. Returns the number of replaced pivots. With `stop`: returns
+/// 1 at the first breakdown, raising `stop`, and returns 1 as soon as another part has raised it.
 #[allow(clippy::too_many_arguments)]
-fn factor_partition(
+fn factor_rows(
     sym: &Symbolic,
     a: &BlockMatrix,
     filter: &[Filter],
     shift: f32,
     rows: Range<usize>,
-    values: &mut PartitionValues,
-    d_inv: &mut [Mat3A],
+    (w, wd, d_inv): (&mut [Mat3A], &mut [Mat3A], &mut [Mat3A]),
+    (e_base, base): (usize, usize),
     stop: Option<&AtomicBool>,
 ) -> u32 {
-    let (w, wd) = (&mut values.w, &mut values.l);
-    let e_base = sym.lower_ptr[rows.start] as usize;
-    let base = rows.start;
     let mut replaced = 0;
-    for i in rows.clone() {
+    for i in rows {
         if stop.is_some_and(|s| s.load(Relaxed)) {
             return 1;
         }
-        let si = filter[i];
-        let mut d = filtered_diag(a.diag[i], si) * shift;
+        let o = sym.perm[i] as usize;
+        let si = filter[o];
+        let mut d = filtered_diag(a.diag[o], si) * shift;
         let reference = d;
         for e in sym.lower_ptr[i] as usize..sym.lower_ptr[i + 1] as usize {
             let j = sym.lower_col[e] as usize;
-            // A_ij = (upper block (j, i))ᵀ.
-            let aij = a.off[sym.lower_slot[e] as usize].transpose();
-            let mut m = filtered(aij, si, filter[j]);
+            let slot = sym.lower_slot[e];
+            let stored = a.off[(slot & !UPRIGHT) as usize];
+            let aij = if slot & UPRIGHT != 0 {
+                stored
+            } else {
+                stored.transpose()
+            };
+            let mut m = filtered(aij, si, filter[sym.perm[j] as usize]);
             let updates = sym.update_ptr[e] as usize..sym.update_ptr[e + 1] as usize;
             for &[eik, ejk] in &sym.update[updates] {
                 m -= wd[eik as usize - e_base] * w[ejk as usize - e_base].transpose();
@@ -492,11 +642,6 @@ fn factor_partition(
             }
         };
     }
-    // Upper entries: L_jiᵀ (row-ordered copy for the backward sweep).
-    let upper = sym.upper_ptr[rows.start] as usize..sym.upper_ptr[rows.end] as usize;
-    for (lu, &e) in values.l_upper.iter_mut().zip(&sym.upper_of[upper]) {
-        *lu = values.l[e as usize - e_base].transpose();
-    }
     replaced
 }
 
@@ -506,100 +651,99 @@ mod tests {
     use super::*;
     use glam::{Mat3, Vec3};
 
-    /// Partitions cover the rows in order and are aligned: one, then two about equal halves,
-    /// then [`PARTITION`] rows each.
-    #[test]
-    fn partitions_depend_on_the_row_count() {
-        assert_eq!(Partitions::of(SPLIT_FROM - 1).count(), 1);
-        assert_eq!(Partitions::of(1936).size(), 1024);
-        assert_eq!(Partitions::of(3584).size(), 1792);
-        assert_eq!(Partitions::of(PARALLEL_FROM - 1).count(), 2);
-        assert_eq!(Partitions::of(10_000).size(), PARTITION);
-        for n in [
-            1,
-            100,
-            SPLIT_FROM - 1,
-            SPLIT_FROM,
-            3584,
-            8191,
-            8192,
-            10_000,
-            40_000,
-        ] {
-            let p = Partitions::of(n);
-            assert!(
-                p.size().is_multiple_of(ALIGN) && p.size() <= PARTITION.max(n),
-                "{n}: {p:?}"
-            );
-            assert_eq!(p.rows(0).start, 0);
-            assert_eq!(p.rows(p.count() - 1).end, n);
-            let last = p.rows(p.count() - 1).len();
-            assert!(last > 0, "{n}: {p:?}");
-            if n < PARALLEL_FROM {
-                assert!(p.size() - last < 2 * ALIGN, "{n}: {p:?}");
-            }
+    /// A chain of n vertices (i, i + 1) with general, non-symmetric-looking off-diagonal blocks
+    /// and SPD diagonal ones; plus `chords` couplings (i, i + 7), all strong.
+    fn chain(n: usize, chords: bool) -> BlockMatrix {
+        let mut pairs: Vec<[u32; 2]> = (0..n as u32 - 1).map(|i| [i, i + 1]).collect();
+        if chords {
+            pairs.extend((0..n as u32 - 7).map(|i| [i, i + 7]));
         }
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            // Diagonally dominant with the chords too.
+            let c = if chords { 4.0 } else { 0.0 };
+            let mut m = Mat3::from_diagonal(Vec3::new(4.0, 5.0, 6.0 + (i % 13) as f32 * 0.01) + c);
+            m.x_axis.y = 0.5;
+            m.y_axis.x = 0.5;
+            *d = m.into();
+        }
+        for (s, m) in a.off.iter_mut().enumerate() {
+            let t = if s % 2 == 0 { 1.0 } else { 0.3 };
+            *m = Mat3::from_cols(
+                Vec3::new(-1.0, 0.2, 0.0) * t,
+                Vec3::new(0.3, -1.5, 0.1) * t,
+                Vec3::new(0.0, 0.4, -2.0) * t,
+            )
+            .into();
+        }
+        a
+    }
+
+    fn bits(v: &[Vec3A]) -> Vec<[u32; 3]> {
+        v.iter().map(|x| x.to_array().map(f32::to_bits)).collect()
+    }
+
+    /// (y, h, dots) of both sweeps on r (original order; y and h in the factor's).
+    fn sweep(ic: &IncompleteCholesky, r: &[Vec3A]) -> (Vec<Vec3A>, Vec<Vec3A>, Vec<f64>) {
+        let mut h = vec![Vec3A::ZERO; r.len()];
+        let mut dots = vec![0.0; ic.slots()];
+        let mut rp: Vec<Vec3A> = ic.order().perm.iter().map(|&o| r[o as usize]).collect();
+        ic.forward(&mut rp, None, &mut h, &mut dots);
+        let y = h.clone();
+        ic.backward(&mut h);
+        (y, h, dots)
     }
 
     /// The sweeps skip the couplings of fixed rows: the same y and h to the bit as sweeping them
     /// (every such entry of the factor is zero), on a chain whose every third vertex is fixed.
     #[test]
     fn sweeps_skipping_fixed_rows_give_the_same_bits() {
-        let n = 300;
-        let pairs: Vec<[u32; 2]> = (0..n as u32)
-            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i + 7) % n as u32]])
-            .collect();
-        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
-        for (i, d) in a.diag.iter_mut().enumerate() {
-            let s = 6.0 + (i % 5) as f32 * 0.3;
-            *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
+        for n in [300, SPLIT_FROM + 300] {
+            let pairs: Vec<[u32; 2]> = (0..n as u32)
+                .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i + 7) % n as u32]])
+                .collect();
+            let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+            for (i, d) in a.diag.iter_mut().enumerate() {
+                let s = 6.0 + (i % 5) as f32 * 0.3;
+                *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
+            }
+            for (k, m) in a.off.iter_mut().enumerate() {
+                let t = -0.7 - (k % 3) as f32 * 0.2;
+                *m = Mat3::from_cols(
+                    Vec3::new(t, 0.1, 0.0),
+                    Vec3::new(0.1, t, 0.05),
+                    Vec3::new(0.0, 0.05, t),
+                )
+                .into();
+            }
+            let filter: Vec<Filter> = (0..n)
+                .map(|i| match i % 3 {
+                    0 => Filter::Fixed,
+                    1 => Filter::Plane(Vec3::Y),
+                    _ => Filter::Free,
+                })
+                .collect();
+            let mut ic = IncompleteCholesky::new();
+            assert_eq!(ic.factor(&a, &filter, 1.0), 0);
+            assert_eq!(ic.order().split(), n >= SPLIT_FROM);
+            assert_eq!(ic.fixed.iter().filter(|&&f| f).count(), n.div_ceil(3));
+            let mut all = ic.clone();
+            all.fixed.fill(false);
+            let r: Vec<Vec3A> = (0..n)
+                .map(|i| {
+                    let v = Vec3A::new((i as f32 * 0.37).sin(), 1.0, (i as f32 * 0.11).cos());
+                    filter[i].apply_a(v)
+                })
+                .collect();
+            let ((y1, h1, d1), (y2, h2, d2)) = (sweep(&ic, &r), sweep(&all, &r));
+            assert_eq!(bits(&y1), bits(&y2));
+            assert_eq!(bits(&h1), bits(&h2));
+            assert_eq!(d1, d2);
+            assert!(h1.iter().any(|v| v.length() > 0.1));
         }
-        for (k, m) in a.off.iter_mut().enumerate() {
-            let t = -0.7 - (k % 3) as f32 * 0.2;
-            *m = Mat3::from_cols(
-                Vec3::new(t, 0.1, 0.0),
-                Vec3::new(0.1, t, 0.05),
-                Vec3::new(0.0, 0.05, t),
-            )
-            .into();
-        }
-        let filter: Vec<Filter> = (0..n)
-            .map(|i| match i % 3 {
-                0 => Filter::Fixed,
-                1 => Filter::Plane(Vec3::Y),
-                _ => Filter::Free,
-            })
-            .collect();
-        let mut ic = IncompleteCholesky::new();
-        assert_eq!(ic.factor(&a, &filter, 1.0), 0);
-        assert_eq!(ic.fixed.iter().filter(|&&f| f).count(), n / 3);
-        let mut all = ic.clone();
-        all.fixed.fill(false);
-        let r: Vec<Vec3A> = (0..n)
-            .map(|i| {
-                let v = Vec3A::new((i as f32 * 0.37).sin(), 1.0, (i as f32 * 0.11).cos());
-                filter[i].apply_a(v)
-            })
-            .collect();
-        let sweep = |ic: &IncompleteCholesky| {
-            let mut h = vec![Vec3A::ZERO; n];
-            let mut dots = vec![0.0; n.div_ceil(CHUNK)];
-            ic.forward_partition(0, |i| r[i], &mut h, &mut dots);
-            let y = h.clone();
-            ic.backward_partition(0, &mut h, |_, _| {});
-            (y, h, dots)
-        };
-        let bits = |v: &[Vec3A]| -> Vec<[u32; 3]> {
-            v.iter().map(|x| x.to_array().map(f32::to_bits)).collect()
-        };
-        let ((y1, h1, d1), (y2, h2, d2)) = (sweep(&ic), sweep(&all));
-        assert_eq!(bits(&y1), bits(&y2));
-        assert_eq!(bits(&h1), bits(&h2));
-        assert_eq!(d1, d2);
-        assert!(h1.iter().any(|v| v.length() > 0.1));
     }
 
-    /// `try_factor` stops (in every partition) at a breakdown that `factor` repairs, and where none
+    /// `try_factor` stops (in every part) at a breakdown that `factor` repairs, and where none
     /// occurs gives `factor`'s factor to the bit.
     #[test]
     fn try_factor_stops_at_a_breakdown() {
@@ -607,7 +751,7 @@ mod tests {
         let pairs: Vec<[u32; 2]> = (0..n as u32 - 1).map(|i| [i, i + 1]).collect();
         let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
         for (i, d) in a.diag.iter_mut().enumerate() {
-            // Weak pivots in the second partition: IC(0) of the unshifted matrix breaks down there.
+            // A weak pivot near one end: IC(0) of the unshifted matrix breaks down there.
             let s = if i == n - 100 { 1.2 } else { 4.0 };
             *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
         }
@@ -616,75 +760,137 @@ mod tests {
             a.off[s] = Mat3::from_diagonal(Vec3::new(-1.9, -2.4, -2.9)).into();
         }
         let filter = vec![Filter::Free; n];
-        assert_eq!(Partitions::of(n).count(), 2);
         let mut ic = IncompleteCholesky::new();
         assert!(ic.factor(&a, &filter, 1.0) > 0);
+        assert!(ic.order().split());
         assert!(!ic.try_factor(&a, &filter, 1.0));
         assert!(ic.try_factor(&a, &filter, 2.0));
         let mut whole = IncompleteCholesky::new();
         assert_eq!(whole.factor(&a, &filter, 2.0), 0);
         assert_eq!(ic.d_inv, whole.d_inv);
-        for (p, q) in ic.values.iter().zip(&whole.values) {
-            assert_eq!((&p.w, &p.l, &p.l_upper), (&q.w, &q.l, &q.l_upper));
+        assert_eq!(
+            (&ic.w, &ic.l, &ic.l_upper),
+            (&whole.w, &whole.l, &whole.l_upper)
+        );
+    }
+
+    /// Every strong coupling is in the factor (in either direction), no weak one is.
+    #[test]
+    fn keeps_every_strong_coupling() {
+        let n = 2000;
+        let strong: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 13 + 5) % n as u32]])
+            .collect();
+        let weak: Vec<[u32; 2]> = (0..n as u32).map(|i| [i, (i + 40) % n as u32]).collect();
+        let a = BlockMatrix::new(BlockPattern::with_weak_pairs(n, &strong, &weak));
+        let mut ic = IncompleteCholesky::new();
+        ic.symbolic(&a);
+        let p = &a.pattern;
+        let perm = &ic.order().perm;
+        let mut got: Vec<(u32, u32)> = (0..n)
+            .flat_map(|i| {
+                let row = ic.lower_ptr[i] as usize..ic.lower_ptr[i + 1] as usize;
+                let (oi, perm) = (perm[i], &perm);
+                ic.lower_col[row].iter().map(move |&j| {
+                    let oj = perm[j as usize];
+                    (oi.min(oj), oi.max(oj))
+                })
+            })
+            .collect();
+        got.sort_unstable();
+        let want: Vec<(u32, u32)> = (0..n)
+            .flat_map(|i| {
+                (p.row_ptr[i] as usize..p.row_ptr[i + 1] as usize)
+                    .filter(|&s| !p.weak[s])
+                    .map(move |s| (i as u32, p.col[s]))
+            })
+            .collect();
+        assert!(ic.order().split());
+        assert_eq!(got, want);
+        assert!(p.weak.iter().filter(|&&w| w).count() > n / 2);
+    }
+
+    /// A 1D chain (tridiagonal) has no fill in its own order, nor in the dissection order (each
+    /// half in chain order, the one separator vertex last): IC(0) is the exact block LDLᵀ,
+    /// M⁻¹·(A·x) = x.
+    #[test]
+    fn exact_on_a_chain() {
+        for n in [40, SPLIT_FROM + 301] {
+            let a = chain(n, false);
+            let filter: Vec<Filter> = (0..n)
+                .map(|i| match i % 5 {
+                    0 => Filter::Plane(Vec3::new(0.6, 0.8, 0.0)),
+                    3 => Filter::Fixed,
+                    _ => Filter::Free,
+                })
+                .collect();
+            let mut ic = IncompleteCholesky::new();
+            assert_eq!(ic.factor(&a, &filter, 1.0), 0);
+            if n >= SPLIT_FROM {
+                let o = ic.order();
+                assert_eq!(o.part(2).len(), 1, "{:?}", o.part(2));
+                assert!(o.part(0).len().abs_diff(o.part(1).len()) <= 2);
+            }
+            // x in the free subspace; Ã·x = S·A·x.
+            let x: Vec<Vec3A> = (0..n)
+                .map(|i| {
+                    let v = Vec3::new((i as f32).sin(), 1.0, (i as f32 * 0.3).cos());
+                    filter[i].apply(v).into()
+                })
+                .collect();
+            let ax: Vec<Vec3A> = (0..n)
+                .map(|i| filter[i].apply_a(a.row_mul_a(i, &x)))
+                .collect();
+            let (_, h, dots) = sweep(&ic, &ax);
+            // δ from the forward sweep is (Ãx)ᵀ·M⁻¹·(Ãx) = xᵀ·Ã·x.
+            let xax: f64 = (0..n).map(|i| x[i].as_dvec3().dot(ax[i].as_dvec3())).sum();
+            let delta: f64 = dots.iter().sum();
+            assert!((delta - xax).abs() < 1e-4 * xax, "{delta} vs {xax}");
+            for (hi, &i) in h.iter().zip(&ic.order().perm) {
+                let xi = x[i as usize];
+                assert!((*hi - xi).length() < 1e-4, "row {i}: {hi} vs {xi}");
+            }
         }
     }
 
-    /// A 1D chain (tridiagonal) has no fill: IC(0) is the exact block LDLᵀ, M⁻¹·(A·x) = x.
+    /// With chords (fill dropped, so not exact) the factor and both sweeps give the same bits on
+    /// one thread and on two.
     #[test]
-    fn exact_on_a_chain() {
-        let n = 40;
-        let pairs: Vec<[u32; 2]> = (0..n as u32 - 1).map(|i| [i, i + 1]).collect();
-        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
-        for (i, d) in a.diag.iter_mut().enumerate() {
-            let mut m = Mat3::from_diagonal(Vec3::new(4.0, 5.0, 6.0 + i as f32 * 0.01));
-            m.x_axis.y = 0.5;
-            m.y_axis.x = 0.5;
-            *d = m.into();
-        }
-        for i in 0..n - 1 {
-            let k = Mat3::from_cols(
-                Vec3::new(-1.0, 0.2, 0.0),
-                Vec3::new(0.3, -1.5, 0.1),
-                Vec3::new(0.0, 0.4, -2.0),
-            );
-            let s = a.pattern.slot(i as u32, i as u32 + 1).unwrap();
-            a.off[s] = k.into();
-        }
+    fn same_bits_on_one_and_two_threads() {
+        let n = SPLIT_FROM + 777;
+        let a = chain(n, true);
         let filter: Vec<Filter> = (0..n)
-            .map(|i| match i % 5 {
-                0 => Filter::Plane(Vec3::new(0.6, 0.8, 0.0)),
-                3 => Filter::Fixed,
-                _ => Filter::Free,
-            })
-            .collect();
-        let mut ic = IncompleteCholesky::new();
-        assert_eq!(ic.factor(&a, &filter, 1.0), 0);
-        // x in the free subspace; Ã·x = S·A·x.
-        let x: Vec<Vec3A> = (0..n)
             .map(|i| {
-                let v = Vec3::new((i as f32).sin(), 1.0, (i as f32 * 0.3).cos());
-                filter[i].apply(v).into()
+                if i % 9 == 4 {
+                    Filter::Fixed
+                } else {
+                    Filter::Free
+                }
             })
             .collect();
-        let ax: Vec<Vec3A> = (0..n)
-            .map(|i| filter[i].apply_a(a.row_mul_a(i, &x)))
+        let r: Vec<Vec3A> = (0..n)
+            .map(|i| filter[i].apply_a(Vec3A::new((i as f32).cos(), 0.5, 1.0)))
             .collect();
-        let mut h = vec![Vec3A::ZERO; n];
-        let mut dots = vec![0.0; 1];
-        ic.forward_partition(0, |i| ax[i], &mut h, &mut dots);
-        let mut order = Vec::new();
-        ic.backward_partition(0, &mut h, |i, _| order.push(i));
-        assert_eq!(order, (0..n).rev().collect::<Vec<_>>());
-        // δ from the forward sweep is (Ãx)ᵀ·M⁻¹·(Ãx) = xᵀ·Ã·x.
-        let xax: f64 = (0..n).map(|i| x[i].as_dvec3().dot(ax[i].as_dvec3())).sum();
-        assert!((dots[0] - xax).abs() < 1e-4 * xax, "{} vs {xax}", dots[0]);
-        for i in 0..n {
-            assert!(
-                (h[i] - x[i]).length() < 1e-4,
-                "row {i}: {} vs {}",
-                h[i],
-                x[i]
-            );
-        }
+        let run = |threads: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+                .install(|| {
+                    let mut ic = IncompleteCholesky::new();
+                    assert_eq!(ic.factor(&a, &filter, 1.0), 0);
+                    let (y, h, dots) = sweep(&ic, &r);
+                    (ic, y, h, dots)
+                })
+        };
+        let (ic1, y1, h1, d1) = run(1);
+        let (ic2, y2, h2, d2) = run(2);
+        assert!(ic1.order().split());
+        assert_eq!(
+            (&ic1.w, &ic1.l_upper, &ic1.d_inv),
+            (&ic2.w, &ic2.l_upper, &ic2.d_inv)
+        );
+        assert_eq!((bits(&y1), bits(&h1)), (bits(&y2), bits(&h2)));
+        assert_eq!(d1, d2);
     }
 }

@@ -4,6 +4,7 @@
 pub mod amg;
 pub mod block_sparse;
 pub mod choice;
+pub mod dissection;
 pub mod incomplete_cholesky;
 pub mod mpcg;
 pub mod reduce;
