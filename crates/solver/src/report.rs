@@ -47,22 +47,26 @@ pub struct SubstepReport {
     /// Substep length (s).
     pub h: f32,
     pub cg: CgResult,
-    /// Largest triangle stretch strain at the end of the substep (dimensionless).
+    /// Largest triangle strain |len/rest − 1| at the end of the substep (dimensionless,
+    /// [`crate::forces::strain`]).
     pub max_strain: f32,
     /// The (global) triangle with `max_strain`.
     pub worst_triangle: u32,
-    /// Largest strain at the start of the substep.
+    /// Largest triangle stretch at the end of the substep (the positive part of the strain,
+    /// [`crate::forces::stretch`]): what the strain jump is measured on.
+    pub max_stretch: f32,
+    /// Largest stretch at the start of the substep.
     pub start_strain: f32,
-    /// The substep's strain jump (dimensionless): the most a triangle's strain rose above the
+    /// The substep's strain jump (dimensionless): the most a triangle's stretch rose above the
     /// start's largest strain and, at pins, above what the pins' motion imposes (what the adaptive
     /// step compares with [`crate::SimSettings::strain_jump`]; `step/accept.rs`, `judge`).
     pub strain_jump: f32,
-    /// Largest strain right after the linear solve, before friction, the projection out of the
+    /// Largest stretch right after the linear solve, before friction, the projection out of the
     /// colliders and cloth–cloth collision; measured in every substep with
     /// [`crate::SimSettings::stage_strains`] (a strain pass over every triangle), otherwise only
     /// in substeps rejected for a strain jump.
     pub solve_strain: Option<f32>,
-    /// Largest strain after the projection out of the colliders, before cloth–cloth collision
+    /// Largest stretch after the projection out of the colliders, before cloth–cloth collision
     /// (= `solve_strain` without colliders); measured as `solve_strain` is.
     pub projected_strain: Option<f32>,
     /// Vertices constrained by collider contacts.
@@ -107,9 +111,9 @@ impl Rejection {
 }
 
 /// Rejected substeps counted by cause. A strain jump is charged to the stage of the substep that
-/// raised the largest strain most: the linear solve (from the start's largest strain to
+/// raised the largest stretch most: the linear solve (from the start's largest stretch to
 /// [`SubstepReport::solve_strain`]), friction and the projection out of the colliders (to
-/// [`SubstepReport::projected_strain`]) or cloth–cloth collision (to the end's `max_strain`).
+/// [`SubstepReport::projected_strain`]) or cloth–cloth collision (to the end's `max_stretch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Rejections {
     pub non_finite: u32,
@@ -128,11 +132,11 @@ impl Rejections {
             Some(Rejection::CgNotConverged) => &mut self.cg_not_converged,
             Some(Rejection::StrainJump) => {
                 // Measured for every strain-jump rejection (step/mod.rs); absent, the solve.
-                let after_solve = s.solve_strain.unwrap_or(s.max_strain);
+                let after_solve = s.solve_strain.unwrap_or(s.max_stretch);
                 let after_colliders = s.projected_strain.unwrap_or(after_solve);
                 let solve = after_solve - s.start_strain;
                 let colliders = after_colliders - after_solve;
-                let cloth = s.max_strain - after_colliders;
+                let cloth = s.max_stretch - after_colliders;
                 if cloth > solve.max(colliders) {
                     &mut self.strain_jump_self_collision
                 } else if colliders > solve {
@@ -242,7 +246,7 @@ mod tests {
             start_strain: start,
             solve_strain: Some(solve),
             projected_strain: Some(projected),
-            max_strain: end,
+            max_stretch: end,
             rejected: Some(Rejection::StrainJump),
             ..Default::default()
         }

@@ -63,10 +63,11 @@ pub struct SimSettings {
     pub cg_max_iterations: u32,
     /// Reject and halve substeps whose strain jumps or whose solve fails (BW §6).
     pub adaptive: bool,
-    /// A substep is rejected when the largest triangle strain grows by more than this (absolute,
-    /// dimensionless) within it, over both the start's largest strain and the strain the hard
+    /// A substep is rejected when the largest triangle stretch (the positive part of the strain,
+    /// [`crate::forces::stretch`]: compression does not count) grows by more than this (absolute,
+    /// dimensionless) within it, over both the start's largest stretch and the stretch the hard
     /// pins' motion adds to the triangles at the pins (a rig dragging its cloth is not held
-    /// against the step; see `step/accept.rs`, `judge`). Strain from impacts and collision
+    /// against the step; see `step/accept.rs`, `judge`). Stretch from impacts and collision
     /// corrections still counts: smaller steps do reduce it. Default [`DEFAULT_STRAIN_JUMP`].
     pub strain_jump: f32,
     /// Most halvings of one substep before giving up (non-finite: error; otherwise accepted and

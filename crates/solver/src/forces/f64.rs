@@ -49,5 +49,7 @@ pub use aero::{aero, Wind};
 pub use bend::{bend, bend_gradient, HingeGradient, HingeRest};
 pub use element::ElementForce;
 pub use springs::{spring, spring_system, SpringLaw, SpringRest, SpringSystem, BUCKLE_STRAIN};
-pub use stretch_shear::{strain, stretch_shear, stretch_shear_system, TriangleSystem};
+pub use stretch_shear::{
+    strain, strain_and_stretch, stretch, stretch_shear, stretch_shear_system, TriangleSystem,
+};
 pub use triangle_rest::TriangleRest;

@@ -111,10 +111,10 @@ pub struct TriangleSystem {
     pub v: M3A,
     /// `√(h k_d a + h² k a) ∂c_s/∂x_a` of the shear (√kg).
     pub q: [V3A; 3],
-    /// The triangle's [`strain`] at `x` (dimensionless), from the same |w_u|, |w_v| the stretch
-    /// terms use: bit-identical to a separate [`strain`] call, without its second pass over the
+    /// The triangle's [`stretch`] at `x` (dimensionless), from the same |w_u|, |w_v| the stretch
+    /// terms use: bit-identical to a separate [`stretch`] call, without its second pass over the
     /// corners.
-    pub strain: Real,
+    pub stretch: Real,
 }
 
 /// [`TriangleSystem`] of one triangle at positions `x` (m) and velocities `v` (m/s) for a substep
@@ -131,7 +131,7 @@ pub fn stretch_shear_system(
 ) -> TriangleSystem {
     let (al, be) = (&rest.du, &rest.dv);
     let (wu, wv) = rest.w_wide(x);
-    let strain = stretch_strain(wu.length(), wv.length(), mat);
+    let stretch = positive_stretch(wu.length(), wv.length(), mat);
     let v = [wide(v[0]), wide(v[1]), wide(v[2])];
     let w = [wide(w[0]), wide(w[1]), wide(w[2])];
     let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
@@ -168,7 +168,7 @@ pub fn stretch_shear_system(
         u: -(su.kv * h + su.kx * (h * h)),
         v: -(sv.kv * h + sv.kx * (h * h)),
         q: gs.map(|gi| gi * root),
-        strain,
+        stretch,
     }
 }
 
@@ -247,16 +247,43 @@ fn stretch_strain(len_u: Real, len_v: Real, mat: &Material) -> Real {
     su.max(sv)
 }
 
+/// Stretch of a triangle, the positive part of its strain: `max(|w_u|/b_u − 1, |w_v|/b_v − 1, 0)`
+/// (dimensionless). What the adaptive step judges (BW §6 discard a step in which a triangle
+/// "undergoes a drastic change in stretch"): a compressed triangle (0 here, |·| in [`strain`]) is
+/// cloth buckling into a fold, or pressed there by a collision correction, not a step coming
+/// apart.
+#[inline]
+pub fn stretch(x: &[V3; 3], rest: &TriangleRest, mat: &Material) -> Real {
+    let (wu, wv) = rest.w(x);
+    positive_stretch(wu.length(), wv.length(), mat)
+}
+
+/// [`strain`] and [`stretch`] of a triangle from one evaluation of |w_u|, |w_v|.
+#[inline]
+pub fn strain_and_stretch(x: &[V3; 3], rest: &TriangleRest, mat: &Material) -> (Real, Real) {
+    let (wu, wv) = rest.w(x);
+    let (lu, lv) = (wu.length(), wv.length());
+    (stretch_strain(lu, lv, mat), positive_stretch(lu, lv, mat))
+}
+
+/// [`stretch`] from the lengths |w_u|, |w_v|.
+#[inline(always)]
+fn positive_stretch(len_u: Real, len_v: Real, mat: &Material) -> Real {
+    let su = len_u / r(mat.rest_scale[0]) - 1.0;
+    let sv = len_v / r(mat.rest_scale[1]) - 1.0;
+    su.max(sv).max(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The compact system equals the blocks and right-hand side built from [`stretch_shear`]'s
     /// stabilized Jacobians: −(h ∂f/∂v + h² ∂f/∂x) and h f + ∂f/∂x·w, stretched and compressed.
-    /// The assembly takes a triangle's strain from its system instead of calling [`strain`]: the
+    /// The assembly takes a triangle's stretch from its system instead of calling [`stretch`]: the
     /// two must agree to the bit (the step-size controller and the caches depend on it).
     #[test]
-    fn system_strain_is_bit_identical_to_strain() {
+    fn system_stretch_is_bit_identical_to_stretch() {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
         let mut rnd = || {
             s ^= s << 13;
@@ -277,7 +304,10 @@ mod tests {
             let x = p.map(|q| q * (1.0 + 0.3 * rnd()) + V3::new(rnd(), rnd(), rnd()) * 0.01);
             let zero = [V3::ZERO; 3];
             let sys = stretch_shear_system(&x, &zero, &zero, &rest, &mat, 1.0 / 120.0);
-            assert_eq!(sys.strain.to_bits(), strain(&x, &rest, &mat).to_bits());
+            assert_eq!(sys.stretch.to_bits(), stretch(&x, &rest, &mat).to_bits());
+            let (s, t) = strain_and_stretch(&x, &rest, &mat);
+            assert_eq!(s.to_bits(), strain(&x, &rest, &mat).to_bits());
+            assert_eq!(t.to_bits(), sys.stretch.to_bits());
             checked += 1;
         }
         assert!(checked > 1900, "{checked}");
@@ -337,5 +367,29 @@ mod tests {
             assert!(worst_m <= 1e-5 * scale_m, "blocks: {worst_m} of {scale_m}");
             assert!(worst_g <= 1e-5 * scale_g, "rhs: {worst_g} of {scale_g}");
         }
+    }
+}
+
+#[cfg(test)]
+mod stretch_tests {
+    use super::*;
+
+    /// Stretch is the positive part of the strain: a triangle shrunk by 10 % has strain 0.1 and no
+    /// stretch; one grown by 10 % has both equal; sheared without a length change, neither.
+    #[test]
+    fn stretch_ignores_compression() {
+        let p = [V3::ZERO, V3::new(0.02, 0.0, 0.0), V3::new(0.0, 0.02, 0.0)];
+        let rest = TriangleRest::from_positions(p).unwrap();
+        let mat = Material::default();
+        let shrunk = p.map(|q| q * 0.9);
+        assert!((strain(&shrunk, &rest, &mat) - 0.1).abs() < 1e-5);
+        assert_eq!(stretch(&shrunk, &rest, &mat), 0.0);
+        let grown = p.map(|q| q * 1.1);
+        assert!((stretch(&grown, &rest, &mat) - 0.1).abs() < 1e-5);
+        assert_eq!(stretch(&grown, &rest, &mat), strain(&grown, &rest, &mat));
+        // One direction compressed, the other stretched: the stretch is the stretched one.
+        let mixed = [V3::ZERO, V3::new(0.018, 0.0, 0.0), V3::new(0.0, 0.021, 0.0)];
+        assert!((stretch(&mixed, &rest, &mat) - 0.05).abs() < 1e-5);
+        assert!((strain(&mixed, &rest, &mat) - 0.1).abs() < 1e-5);
     }
 }

@@ -18,7 +18,7 @@
 
 use crate::constraints::Constraints;
 use crate::forces::{
-    aero, bend_gradient, spring_system, strain, stretch_shear_system, Jacobian, SpringLaw,
+    aero, bend_gradient, spring_system, stretch, stretch_shear_system, Jacobian, SpringLaw,
     TriangleRest, Wind,
 };
 use crate::linalg::{BlockMatrix, BlockPattern};
@@ -85,7 +85,7 @@ pub struct StepInputs<'a> {
     /// vertex's row of A or b, nor a block between two hard-pinned vertices (A_ij for a free i and
     /// a pinned j is kept: it carries the pin's motion z_j into row i). Those diagonal blocks are
     /// set to the mass, those rows of b and blocks to zero, and elements whose corners are all
-    /// hard-pinned skip their forces (their strain is still computed). On the dress-walk sample
+    /// hard-pinned skip their forces (their stretch is still computed). On the dress-walk sample
     /// (the bodice pinned) that is a fifth of the elements. False where the whole matrix is read:
     /// AIMEX (its decoupling tests every slot) and Kang's approximate solve.
     pub skip_pinned: bool,
@@ -96,8 +96,9 @@ pub struct StepInputs<'a> {
 pub struct Assembly {
     pub matrix: BlockMatrix,
     pub b: Vec<Vec3>,
-    /// Per triangle: stretch strain at x0 (for the adaptive step and reports).
-    pub strain: Vec<f32>,
+    /// Per triangle: stretch at x0 (the positive part of the strain, [`crate::forces::stretch`];
+    /// for the adaptive step).
+    pub stretch: Vec<f32>,
     /// Diagonal blocks from triangle vertices (source 3·triangle + a) and from hinge vectors
     /// (source 4·hinge + a).
     diag: Gather,
@@ -207,7 +208,7 @@ impl Assembly {
         Assembly {
             matrix: BlockMatrix::new(pattern),
             b: vec![Vec3::ZERO; n],
-            strain: vec![0.0; nt],
+            stretch: vec![0.0; nt],
             diag: Gather::new(n, diag),
             diag_hinge: Gather::new(n, diag_hinge),
             off: Gather::new(nnz, off),
@@ -228,7 +229,7 @@ impl Assembly {
         }
     }
 
-    /// Evaluates all forces at (x0, v0) and fills `matrix` and `b`. Returns the largest strain at x0.
+    /// Evaluates all forces at (x0, v0) and fills `matrix` and `b`. Returns the largest stretch at x0.
     pub fn assemble(&mut self, model: &Model, inp: &StepInputs, cons: &Constraints) -> f32 {
         let nt = model.triangles.len();
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
@@ -250,7 +251,7 @@ impl Assembly {
         self.blocks
             .par_iter_mut()
             .zip(tri_g.par_chunks_mut(3))
-            .zip(self.strain.par_iter_mut())
+            .zip(self.stretch.par_iter_mut())
             .enumerate()
             .for_each(|(t, ((blk, g), s))| {
                 let tri = model.triangles[t];
@@ -266,7 +267,7 @@ impl Assembly {
                 let mat = &model.materials[model.triangle_material[t] as usize];
                 let rest = &model.triangle_rest[t];
                 if !model.triangle_membrane[t] || (skip && pinned_tri[t]) {
-                    *s = strain(&xs, rest, mat);
+                    *s = stretch(&xs, rest, mat);
                     g.fill(Vec3::ZERO);
                     // Not `default()`: glam's default matrix is the identity.
                     *blk = TriangleBlocks {
@@ -277,7 +278,7 @@ impl Assembly {
                     return;
                 }
                 let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
-                *s = sys.strain;
+                *s = sys.stretch;
                 g.copy_from_slice(&sys.g);
                 *blk = if ex {
                     // (Not `default()`: glam's default matrix is the identity.)
@@ -437,7 +438,7 @@ impl Assembly {
                 }
                 *o = a;
             });
-        self.strain.par_iter().copied().reduce(|| 0.0, f32::max)
+        self.stretch.par_iter().copied().reduce(|| 0.0, f32::max)
     }
 }
 
@@ -553,8 +554,8 @@ mod tests {
             }
         }
         assert!(skipped_nonzero > 100, "{skipped_nonzero}");
-        for (t, (a, b)) in full.strain.iter().zip(&skip.strain).enumerate() {
-            assert_eq!(a.to_bits(), b.to_bits(), "strain {t}");
+        for (t, (a, b)) in full.stretch.iter().zip(&skip.stretch).enumerate() {
+            assert_eq!(a.to_bits(), b.to_bits(), "stretch {t}");
         }
         for preconditioner in [
             Preconditioner::BlockJacobi,

@@ -161,21 +161,21 @@ pub(crate) fn substep(
         ws.contacts.clear();
     }
     lap(&mut times.collide);
-    let start_strain = accept::max_strain(model, &ws.start.x);
+    let start_strain = accept::max_stretch(model, &ws.start.x);
     let State { x, v, pins, .. } = state;
     let iterations = integrate(model, settings, ws, h, pins, sub.s1, x, v)
         .map_err(|e| SimError::Input(e.to_string()))?;
     lap(&mut times.solve);
     let solve_strain = settings
         .stage_strains
-        .then(|| accept::max_strain(model, &state.x));
+        .then(|| accept::max_stretch(model, &state.x));
     let mut min_distance = body_contact::release(model, state, ws, h)?;
     let projected_strain = if ws.sub_colliders.is_empty() {
         solve_strain
     } else {
         settings
             .stage_strains
-            .then(|| accept::max_strain(model, &state.x))
+            .then(|| accept::max_stretch(model, &state.x))
     };
     lap(&mut times.collide);
     let (self_contacts, unresolved) = match self_collision::run(state, ws, h, &mut times) {
@@ -200,6 +200,7 @@ pub(crate) fn substep(
         h,
         cg,
         max_strain: judged.max_strain,
+        max_stretch: judged.max_stretch,
         worst_triangle: judged.worst_triangle,
         start_strain,
         strain_jump: judged.jump,

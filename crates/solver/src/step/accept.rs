@@ -1,8 +1,17 @@
 //! Stage 7 of a substep: accept or reject it (BW §6: a substep whose strain jumps, or whose solve
 //! fails, is redone at half the size; after [`GROW_AFTER`] accepted substeps in a row the size
 //! doubles again, up to the nominal one, BW's "waits longer before retrying"). Rejection is a
-//! restore of the start state. The strain jump is judged against the pins' driven motion
-//! ([`judge`]).
+//! restore of the start state. The strain jump is judged on the stretch (the positive part of the
+//! strain, [`stretch`]) and against the pins' driven motion ([`judge`]).
+//!
+//! Stretch, not |strain|: BW §6 watch for "a drastic change in stretch". Until 2026-11-26 the
+//! rule took |len/rest − 1|, so a triangle compressed by a collision correction (the cloth–cloth
+//! repulsion stopping a hem vertex that swings into a fold: 25 of the 28 cloth–cloth rejections on
+//! the dress-walk sample were compressed triangles, BENCHMARKS.md) rejected the substep as if the
+//! cloth were coming apart. Judging the stretch alone, in one run each (main 4528a6e → this rule):
+//! dress-walk export 448 (82) → 277 (33) substeps (rejected), the report's largest |strain| 0.204
+//! → 0.169; bpy skirt-walk 311 (38) → 282 (29), 0.109 → 0.076; `twist` 407 (45) → 298 (8), 0.350
+//! → 0.234; sheet-on-sphere 194 (3) → 192 (2), 0.047 → 0.024; cape and thin skirt unchanged.
 //!
 //! What rejects substeps on the character scenes (issue 14, measured 2026-11-25 with per-stage
 //! strains; every report now counts the rejections by cause, [`crate::report::Rejections`]): on dress-walk, of 119
@@ -18,7 +27,7 @@
 
 use rayon::prelude::*;
 
-use crate::forces::strain;
+use crate::forces::{strain_and_stretch, stretch};
 use crate::integrator::Integrator;
 use crate::linalg::CgResult;
 use crate::model::Model;
@@ -27,9 +36,9 @@ use crate::sim::{SimSettings, GROW_AFTER};
 use crate::state::State;
 use crate::workspace::Workspace;
 
-/// The largest triangle strain at x1, the triangle that has it, the substep's strain jump and why
-/// the substep should be rejected, if it should: a solve that is not finite or did not converge,
-/// or a strain jump above [`SimSettings::strain_jump`].
+/// The largest triangle strain at x1, the triangle that has it, its largest stretch, the
+/// substep's strain jump and why the substep should be rejected, if it should: a solve that is not
+/// finite or did not converge, or a strain jump above [`SimSettings::strain_jump`].
 ///
 /// BW §6 discard a step in which a triangle "undergoes a drastic change in stretch" ("an unstable
 /// step invariably results in stretch changes that are quite large"); the earlier rule here was
@@ -39,7 +48,7 @@ use crate::workspace::Workspace;
 /// `jump = max_t s_t(x1) − max(max_t s_t(x0), max_{t at a pin} [s_t(x0) + (s_t(x_pin) −
 /// s_t(x_free))⁺])`,
 ///
-/// with `s` the stretch strain of [`strain`], x1 the end positions (after the collision
+/// with `s` the stretch of [`stretch`] (a compressed triangle has none), x1 the end positions (after the collision
 /// corrections), x0 the start, x_free = x0 + h·v0 the free flight and x_pin the pins' kinematic
 /// prediction: every hard-pinned vertex on its end-of-substep target, every other vertex in free
 /// flight (under BDF2 from the base x̂, v̂, 2h/3; [`crate::integrator::method`]), measured on the
@@ -64,6 +73,7 @@ pub(crate) fn judge(
     cg: &CgResult,
     start_max: f32,
 ) -> Judgement {
+    // `start_max`: the largest stretch at x0 (the assembly's, or `max_stretch` of the start).
     let (bx, bv, bh) = ws.base.pick(&ws.start.x, &ws.start.v, h);
     let (c, pinned) = (&ws.constraints, &model.hard_pinned);
     let free = |i: u32| bx[i as usize] + bh * bv[i as usize];
@@ -78,25 +88,28 @@ pub(crate) fn judge(
     // Verlet has no implicit pin terms (z, y): it puts the pins on their targets itself.
     let any_pin = settings.integrator != Integrator::Verlet && !model.pins.is_empty();
     let x1 = &state.x;
-    let (max, driven) = (0..model.triangles.len())
+    let (max, stretch1, driven) = (0..model.triangles.len())
         .into_par_iter()
         .map(|t| {
             let tri = model.triangles[t];
             let rest = &model.triangle_rest[t];
             let mat = &model.materials[model.triangle_material[t] as usize];
-            let s1 = strain(&tri.map(|i| x1[i as usize]), rest, mat);
+            let (s1, t1) = strain_and_stretch(&tri.map(|i| x1[i as usize]), rest, mat);
             let driven = if any_pin && tri.iter().any(|&i| pinned[i as usize]) {
-                let s_base = strain(&tri.map(|i| bx[i as usize]), rest, mat);
-                let s_pin = strain(&tri.map(x_pin), rest, mat);
-                let s_free = strain(&tri.map(free), rest, mat);
+                let s_base = stretch(&tri.map(|i| bx[i as usize]), rest, mat);
+                let s_pin = stretch(&tri.map(x_pin), rest, mat);
+                let s_free = stretch(&tri.map(free), rest, mat);
                 s_base + (s_pin - s_free).max(0.0)
             } else {
                 0.0
             };
-            ((s1, t as u32), driven)
+            ((s1, t as u32), t1, driven)
         })
-        .reduce(|| ((0.0, 0), 0.0), |a, b| (larger(a.0, b.0), a.1.max(b.1)));
-    let jump = max.0 - start_max.max(driven);
+        .reduce(
+            || ((0.0, 0), 0.0, 0.0),
+            |a, b| (larger(a.0, b.0), a.1.max(b.1), a.2.max(b.2)),
+        );
+    let jump = stretch1 - start_max.max(driven);
     let rejected = if cg.non_finite {
         Some(Rejection::NonFiniteSolve)
     } else if !cg.converged {
@@ -109,6 +122,7 @@ pub(crate) fn judge(
     Judgement {
         max_strain: max.0,
         worst_triangle: max.1,
+        max_stretch: stretch1,
         jump,
         rejected,
     }
@@ -116,8 +130,12 @@ pub(crate) fn judge(
 
 /// What [`judge`] found.
 pub(crate) struct Judgement {
+    /// Largest |strain| at x1 ([`crate::forces::strain`]) and its triangle: what reports show and
+    /// [`SimSettings::strain_limit`] bounds.
     pub max_strain: f32,
     pub worst_triangle: u32,
+    /// Largest stretch at x1: what the strain jump is measured on.
+    pub max_stretch: f32,
     pub jump: f32,
     pub rejected: Option<Rejection>,
 }
@@ -131,14 +149,14 @@ fn larger(a: (f32, u32), b: (f32, u32)) -> (f32, u32) {
     }
 }
 
-/// The largest triangle strain at positions `x`.
-pub(crate) fn max_strain(model: &Model, x: &[glam::Vec3]) -> f32 {
+/// The largest triangle stretch ([`stretch`]) at positions `x`.
+pub(crate) fn max_stretch(model: &Model, x: &[glam::Vec3]) -> f32 {
     (0..model.triangles.len())
         .into_par_iter()
         .map(|t| {
             let tri = model.triangles[t];
             let mat = &model.materials[model.triangle_material[t] as usize];
-            strain(&tri.map(|i| x[i as usize]), &model.triangle_rest[t], mat)
+            stretch(&tri.map(|i| x[i as usize]), &model.triangle_rest[t], mat)
         })
         .reduce(|| 0.0, f32::max)
 }

@@ -2,7 +2,7 @@
 //! h²·∂f/∂x, b = h·(f0 + h·∂f/∂x·v0 + ∂f/∂x·y)) from stretch/shear, bend, damping, gravity, wind and
 //! air damping, plus the goal springs' implicit terms, at the step's base (x0, v0, h, or BDF2's
 //! x̂, v̂, 2h/3); under AIMEX the elements its split makes explicit add h·f to b and nothing to A
-//! ([`crate::integrator::aimex`]). Returns the largest strain at x0.
+//! ([`crate::integrator::aimex`]). Returns the largest stretch at x0 ([`crate::forces::stretch`]).
 
 use crate::integrator::{Integrator, StepInputs};
 use crate::model::Model;
@@ -36,10 +36,10 @@ pub(crate) fn run(model: &Model, settings: &SimSettings, ws: &mut Workspace, h: 
         explicit_hinges,
         skip_pinned: !matches!(settings.integrator, Integrator::Aimex | Integrator::Kang),
     };
-    let base_strain = ws.assembly.assemble(model, &inputs, &ws.constraints);
+    let base_stretch = ws.assembly.assemble(model, &inputs, &ws.constraints);
     if ws.base.active {
-        super::accept::max_strain(model, &ws.start.x)
+        super::accept::max_stretch(model, &ws.start.x)
     } else {
-        base_strain
+        base_stretch
     }
 }

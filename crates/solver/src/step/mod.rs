@@ -115,7 +115,7 @@ pub(crate) fn substep(
     }
     let mut solve_strain = settings
         .stage_strains
-        .then(|| accept::max_strain(model, &state.x));
+        .then(|| accept::max_stretch(model, &state.x));
     if solve_strain.is_none() {
         ws.after_solve.copy_from_slice(&state.x);
     }
@@ -127,7 +127,7 @@ pub(crate) fn substep(
     } else {
         settings
             .stage_strains
-            .then(|| accept::max_strain(model, &state.x))
+            .then(|| accept::max_stretch(model, &state.x))
     };
     if projected_strain.is_none() {
         ws.after_colliders.copy_from_slice(&state.x);
@@ -147,11 +147,11 @@ pub(crate) fn substep(
     let judged = accept::judge(model, settings, state, ws, sub.h, &cg, start_strain);
     if judged.rejected == Some(Rejection::StrainJump) {
         // Which stage raised the strain (the report's rejection causes): measured only now.
-        solve_strain = solve_strain.or_else(|| Some(accept::max_strain(model, &ws.after_solve)));
+        solve_strain = solve_strain.or_else(|| Some(accept::max_stretch(model, &ws.after_solve)));
         projected_strain = match projected_strain {
             Some(s) => Some(s),
             None if ws.sub_colliders.is_empty() => solve_strain,
-            None => Some(accept::max_strain(model, &ws.after_colliders)),
+            None => Some(accept::max_stretch(model, &ws.after_colliders)),
         };
     }
     lap.lap(&mut times.other);
@@ -159,6 +159,7 @@ pub(crate) fn substep(
         h: sub.h,
         cg,
         max_strain: judged.max_strain,
+        max_stretch: judged.max_stretch,
         worst_triangle: judged.worst_triangle,
         start_strain,
         strain_jump: judged.jump,
