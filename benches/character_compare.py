@@ -37,7 +37,8 @@ child process including loading and writing). Quality, from each method's positi
 (Blender: the evaluated cloth; clothbake: its world-space cache), computed the same way for both:
 
 - max edge strain: max over frames and mesh edges of |length / rest length - 1| (rest = the
-  garment's undeformed mesh in world scale);
+  garment's undeformed mesh in world scale), and in brackets the max stretch, its positive part
+  (the rest of the strain is compression: cloth folding below the mesh's resolution);
 - inside proxies: the most vertices in any frame deeper than 10 % of the garment's thickness inside
   an exported proxy shape (analytic sphere / capsule), and the deepest (mm);
 - self-intersections: edges of the cloth crossing one of its triangles (not sharing a vertex),
@@ -468,13 +469,16 @@ def run_clothbake(binary: str, info: dict, out: Path) -> dict:
 # -- quality, the same for both -------------------------------------------------------------------
 
 
-def max_edge_strain(positions: np.ndarray, info: dict) -> float:
+def max_edge_strain(positions: np.ndarray, info: dict) -> tuple:
+    """(max |length / rest - 1|, max stretch: its positive part) over frames and edges."""
     e = info["edges"]
-    worst = 0.0
+    worst, stretch = 0.0, 0.0
     for p in positions:
         length = np.linalg.norm(p[e[:, 0]] - p[e[:, 1]], axis=1)
-        worst = max(worst, float(np.max(np.abs(length / info["rest_len"] - 1.0))))
-    return worst
+        s = length / info["rest_len"] - 1.0
+        worst = max(worst, float(np.max(np.abs(s))))
+        stretch = max(stretch, float(np.max(s)))
+    return worst, max(stretch, 0.0)
 
 
 def proxy_depths(points_blender: np.ndarray, shape: dict) -> np.ndarray:
@@ -550,7 +554,8 @@ def self_intersections(p: np.ndarray, info: dict) -> int:
 
 def quality(positions: np.ndarray, info: dict) -> dict:
     most, deepest = inside_proxies(positions, info)
-    return {"strain": max_edge_strain(positions, info), "inside": most, "deepest": deepest,
+    strain, stretch = max_edge_strain(positions, info)
+    return {"strain": strain, "stretch": stretch, "inside": most, "deepest": deepest,
             "self_x": self_intersections(positions[-1], info)}
 
 
@@ -640,7 +645,7 @@ def main() -> int:
         "",
         "| scene | vertices (pinned) | frames, substeps, self-coll. | Blender 4.5 ms/frame wall (CPU) "
         "| clothbake ms/frame wall (CPU) | Blender / clothbake wall (CPU), median | clothbake substeps (rejected) "
-        "| CG it. / substep | max edge strain B / cb | verts inside proxies B / cb (deepest mm) "
+        "| CG it. / substep | max edge strain B / cb (stretch B / cb) | verts inside proxies B / cb (deepest mm) "
         "| self-intersections B / cb (report) |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -655,6 +660,7 @@ def main() -> int:
             f"{'on' if info['self_collision'] else 'off'} | {spread(bw)} ({spread(bc)}) | {spread(cw)} ({spread(cc)}) "
             f"| {ratio_w:.2f}× ({ratio_c:.2f}×) | {rep['substeps']} ({rep['rejected_substeps']}) "
             f"| {rep['cg_iterations'] / max(rep['substeps'], 1):.1f} | {qb['strain']:.3f} / {qc['strain']:.3f} "
+            f"({qb['stretch']:.3f} / {qc['stretch']:.3f}) "
             f"| {qb['inside']} ({qb['deepest'] * 1000:.1f}) / {qc['inside']} ({qc['deepest'] * 1000:.1f}) "
             f"| {qb['self_x']} / {qc['self_x']} ({ours[-1]['report_self_intersections']}) |"
         )
