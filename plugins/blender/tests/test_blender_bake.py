@@ -141,4 +141,10 @@ def test_springs_model_is_exported_and_baked(tmp_path, monkeypatch):
     assert bw.shape == springs.shape == (8, len(garment.data.vertices), 3)
     assert np.all(np.isfinite(springs))
     assert np.max(np.linalg.norm(springs[-1] - springs[0], axis=1)) > 0.05  # it fell
-    assert np.max(np.abs(bw[-1] - springs[-1])) > 1e-4
+    # Bakes are deterministic: had the model been ignored, the caches would be equal to the bit.
+    # The two models differ little on this edge-pinned sheet in 8 frames (6.6e-5 m at 794a842,
+    # above 1e-4 m before; the size follows the solver's rounding), so the bound is far above
+    # rounding yet below that.
+    assert np.max(np.abs(bw[-1] - springs[-1])) > 1e-5
+    stiff = caches[("SPRINGS", True)]
+    assert np.max(np.abs(stiff[-1] - springs[-1])) > 1e-5  # the stiffness override reaches the solver
