@@ -170,3 +170,13 @@ pub fn regular_grid(n: usize, spacing: f32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
     }
     (x, t)
 }
+
+/// Runs `f` on a new rayon pool of `threads` threads: for tests that results do not depend on the
+/// thread count.
+pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("thread pool")
+        .install(f)
+}

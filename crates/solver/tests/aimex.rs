@@ -198,11 +198,7 @@ fn aimex_with_nothing_explicit_is_backward_euler() {
 #[test]
 fn aimex_and_projected_damping_are_bit_identical_with_one_and_two_threads() {
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        clothbake_solver::fixtures::on_threads(threads, || {
             let n = 12;
             let mut g = sheet("sheet", n, 0.8, 0.35);
             g.self_collision = Some(SelfCollisionParams {

@@ -113,11 +113,7 @@ fn matches_all_pairs_brute_force_in_vertex_then_collider_order() {
 fn identical_output_on_one_and_two_threads() {
     let (colliders, x0, x1, thickness) = scene(22, 20_000);
     let run = |threads: usize| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
+        clothbake_solver::fixtures::on_threads(threads, || {
             let mut detector = ContactDetector::new();
             let mut out = Vec::new();
             detector

@@ -6,11 +6,7 @@ use clothbake_solver::*;
 use glam::Vec3;
 
 fn run(threads: usize, integrator: Integrator) -> (Vec<Vec3>, u32) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pool.install(|| {
+    clothbake_solver::fixtures::on_threads(threads, || {
         let n = 24;
         let mut g = sheet("sheet", n, 0.8, 0.35);
         g.self_collision = Some(SelfCollisionParams {

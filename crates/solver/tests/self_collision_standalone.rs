@@ -371,13 +371,8 @@ fn crumpled_sheet_never_intersects() {
 
 #[test]
 fn results_are_identical_on_one_and_two_threads() {
-    let run = |threads| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| crumple(20, 60, true, 99))
-    };
+    let run =
+        |threads| clothbake_solver::fixtures::on_threads(threads, || crumple(20, 60, true, 99));
     // Everything but the wall-clock times must match.
     let untimed = |r: Vec<SelfCollisionReport>| {
         r.into_iter()

@@ -296,11 +296,7 @@ fn springs_sheet_on_a_moving_proxy_does_not_penetrate() {
 }
 
 fn run(threads: usize, integrator: Integrator) -> (Vec<Vec3>, u32) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
-    pool.install(|| {
+    clothbake_solver::fixtures::on_threads(threads, || {
         let n = 20;
         let mut g = springs_sheet(n, 0.8, 0.35);
         g.self_collision = Some(SelfCollisionParams {

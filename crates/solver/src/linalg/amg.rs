@@ -1463,19 +1463,15 @@ pub(crate) mod tests {
     fn parallel_coarse_level_is_thread_count_independent() {
         let (a, filter, x) = membrane(100, 100, 0.01, 0.01);
         let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| {
-                    let mut amg = Amg::new();
-                    amg.build(&a, &filter, &x, &x);
-                    let r = rand_vec(10_000, 3);
-                    let mut z = vec![Vec3A::ZERO; 10_000];
-                    amg.apply(&r, &mut z);
-                    let q = amg.quadratic(&r, &mut Partials::default());
-                    (amg, z, q)
-                })
+            crate::fixtures::on_threads(threads, || {
+                let mut amg = Amg::new();
+                amg.build(&a, &filter, &x, &x);
+                let r = rand_vec(10_000, 3);
+                let mut z = vec![Vec3A::ZERO; 10_000];
+                amg.apply(&r, &mut z);
+                let q = amg.quadratic(&r, &mut Partials::default());
+                (amg, z, q)
+            })
         };
         let (amg, z1, q1) = run(1);
         let (_, z2, q2) = run(2);

@@ -876,16 +876,12 @@ mod tests {
             .map(|i| filter[i].apply_a(Vec3A::new((i as f32).cos(), 0.5, 1.0)))
             .collect();
         let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| {
-                    let mut ic = IncompleteCholesky::new();
-                    assert_eq!(ic.factor(&a, &filter, 1.0), 0);
-                    let (y, h, dots) = sweep(&ic, &r);
-                    (ic, y, h, dots)
-                })
+            crate::fixtures::on_threads(threads, || {
+                let mut ic = IncompleteCholesky::new();
+                assert_eq!(ic.factor(&a, &filter, 1.0), 0);
+                let (y, h, dots) = sweep(&ic, &r);
+                (ic, y, h, dots)
+            })
         };
         let (ic1, y1, h1, d1) = run(1);
         let (ic2, y2, h2, d2) = run(2);

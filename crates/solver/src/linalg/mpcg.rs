@@ -716,11 +716,7 @@ mod tests {
         let z = vec![Vec3::ZERO; n];
         let mass = vec![1.0; n];
         let solve = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
+            crate::fixtures::on_threads(threads, || {
                 let mut x = vec![Vec3::ZERO; n];
                 let res = Mpcg::new().solve(
                     &Problem {
@@ -910,33 +906,29 @@ mod amg_iterations {
             .collect();
         let z = vec![Vec3::ZERO; n];
         let run = |a: &BlockMatrix, filter: &[Filter], positions: &[Vec3], threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| {
-                    let mut x = vec![Vec3::ZERO; n];
-                    let res = Mpcg::new().solve(
-                        &Problem {
-                            a,
-                            b: &b,
-                            filter,
-                            z: &z,
-                            mass: &mass,
-                            positions,
-                            rest: positions,
-                        },
-                        &mut x,
-                        CgSettings {
-                            tolerance: 1e-5,
-                            max_iterations: 2000,
-                            velocity_floor: 0.0,
-                            preconditioner: Preconditioner::IncompleteCholesky,
-                        },
-                    );
-                    assert!(res.converged, "{res:?}");
-                    (res, x)
-                })
+            crate::fixtures::on_threads(threads, || {
+                let mut x = vec![Vec3::ZERO; n];
+                let res = Mpcg::new().solve(
+                    &Problem {
+                        a,
+                        b: &b,
+                        filter,
+                        z: &z,
+                        mass: &mass,
+                        positions,
+                        rest: positions,
+                    },
+                    &mut x,
+                    CgSettings {
+                        tolerance: 1e-5,
+                        max_iterations: 2000,
+                        velocity_floor: 0.0,
+                        preconditioner: Preconditioner::IncompleteCholesky,
+                    },
+                );
+                assert!(res.converged, "{res:?}");
+                (res, x)
+            })
         };
         let (r1, x1) = run(&a, &filter, &positions, 1);
         let (r2, x2) = run(&a, &filter, &positions, 2);
@@ -992,11 +984,7 @@ mod amg_iterations {
         let nx = 100;
         assert!(nx * nx >= PARALLEL_FROM);
         let run = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| solve(nx, nx, 0.01, 0.01, Preconditioner::Amg))
+            crate::fixtures::on_threads(threads, || solve(nx, nx, 0.01, 0.01, Preconditioner::Amg))
         };
         let (r1, x1) = run(1);
         let (r2, x2) = run(2);

@@ -90,11 +90,7 @@ mod tests {
             .map(|i| Vec3A::new((i as f32).cos(), 2.0, -(i as f32) * 1e-3))
             .collect();
         let run = |threads| {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| dot(&a, &b, &mut Partials::default()))
+            crate::fixtures::on_threads(threads, || dot(&a, &b, &mut Partials::default()))
         };
         assert_eq!(run(1).to_bits(), run(3).to_bits());
         // Serial (small) and parallel (large) paths share the chunk partition: a large vector's
