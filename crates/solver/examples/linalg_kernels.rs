@@ -133,6 +133,7 @@ fn run() {
                 max_iterations: 30,
                 velocity_floor: 0.0,
                 preconditioner: Preconditioner::IncompleteCholesky,
+                first_shift: 0,
             },
         );
         cg_it = cg_it.min(t.elapsed().as_secs_f64() / res.iterations.max(1) as f64);

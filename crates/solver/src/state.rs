@@ -13,7 +13,7 @@ use crate::constraints::ContactMemory;
 use crate::pins::PinTargets;
 
 /// Version of the [`State`] layout; a saved state of another version cannot be resumed.
-pub const STATE_VERSION: u32 = 4;
+pub const STATE_VERSION: u32 = 5;
 
 /// Where the simulation is in time.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -39,6 +39,8 @@ pub struct StepController {
     /// `preconditioner = "auto"` resolved to IC(0): whether (and from when) the solve uses AMG
     /// instead ([`crate::linalg::choice::AutoWatch`]).
     pub auto_preconditioner: crate::linalg::choice::AutoWatch,
+    /// The diagonal shift IC(0) tries first ([`crate::linalg::ic_shift::ShiftMemory`]).
+    pub ic_shift: crate::linalg::ic_shift::ShiftMemory,
 }
 
 /// Everything the next substep depends on, as flat arrays over the model's global vertex indices.

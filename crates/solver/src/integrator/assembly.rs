@@ -578,6 +578,7 @@ mod tests {
                     max_iterations: 500,
                     velocity_floor: 0.0,
                     preconditioner,
+                    first_shift: 0,
                 };
                 let cg = Mpcg::new().solve(&problem, &mut dv, settings);
                 assert!(cg.converged, "{preconditioner:?}");

@@ -210,6 +210,7 @@ impl KangSolve {
             },
             converged: !non_finite,
             non_finite,
+            ic_shift: None,
         }
     }
 

@@ -193,6 +193,7 @@ pub(crate) fn substep(
         residual: 0.0,
         converged: !non_finite,
         non_finite,
+        ic_shift: None,
     };
     let judged = accept::judge(model, settings, state, ws, h, &cg, start_strain);
     lap(&mut times.other);

@@ -17,7 +17,8 @@
 //! cotton sheet at rest, in-plane stiffness 1500× its out-of-plane mass term, broke down in 367
 //! pivots and gave rᵀM⁻¹r ≈ 1e36). The caller therefore refactors with the diagonal blocks scaled
 //! by 1 + α until no pivot breaks down (shifted incomplete Cholesky: Manteuffel 1980, "An
-//! incomplete factorization technique for positive definite linear systems", Math. Comp. 34).
+//! incomplete factorization technique for positive definite linear systems", Math. Comp. 34),
+//! starting from the shift the last solve needed ([`super::ic_shift`]).
 //!
 //! Every coupling of A's pattern is in W, the bending-only ones between a hinge's opposite
 //! vertices ([`super::BlockPattern::weak`]) too. Until 2026-11-26 those were left out (half the

@@ -5,6 +5,7 @@ pub mod amg;
 pub mod block_sparse;
 pub mod choice;
 pub mod dissection;
+pub mod ic_shift;
 pub mod incomplete_cholesky;
 pub mod mpcg;
 pub mod reduce;

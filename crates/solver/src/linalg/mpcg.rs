@@ -6,6 +6,7 @@
 
 use super::amg::Amg;
 use super::block_sparse::BlockMatrix;
+use super::ic_shift::IC_SHIFTS;
 use super::incomplete_cholesky::{IncompleteCholesky, SPLIT_FROM};
 use super::reduce::{dot, for_each_indexed, for_each_indexed_if, Partials, CHUNK};
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
@@ -139,6 +140,9 @@ pub struct CgSettings {
     /// noise). 0 = purely relative.
     pub velocity_floor: f32,
     pub preconditioner: Preconditioner,
+    /// Index into [`IC_SHIFTS`] of the first diagonal shift IC(0) tries
+    /// ([`super::ic_shift::ShiftMemory`]; 0 = the unshifted factor first).
+    pub first_shift: u8,
 }
 
 /// The constrained system S·A·x = S·b, (I−S)·x = (I−S)·z.
@@ -165,11 +169,9 @@ pub struct CgResult {
     pub converged: bool,
     /// A non-finite value appeared (the solution is not usable).
     pub non_finite: bool,
+    /// The [`IC_SHIFTS`] index the IC(0) factor held at (None for the other preconditioners).
+    pub ic_shift: Option<u8>,
 }
-
-/// Diagonal scalings 1 + α tried in turn until the incomplete Cholesky factor has no pivot
-/// breakdown (shifted IC; see [`IncompleteCholesky`]). The last one is kept even if it breaks down.
-const IC_SHIFTS: [f32; 6] = [1.0, 1.01, 1.05, 1.25, 2.0, 5.0];
 
 /// The preconditioner's values for the current matrix.
 #[derive(Debug, Default, Clone)]
@@ -184,6 +186,8 @@ struct Factor {
 }
 
 impl Factor {
+    /// Builds the preconditioner of `kind` for `a`; for IC(0) trying the shifts from
+    /// [`IC_SHIFTS`]`[first_shift]` on and returning the index of the one that held.
     fn build(
         &mut self,
         kind: Preconditioner,
@@ -191,7 +195,8 @@ impl Factor {
         filter: &[Filter],
         positions: &[Vec3],
         rest: &[Vec3],
-    ) {
+        first_shift: u8,
+    ) -> Option<u8> {
         self.kind = kind;
         self.par = a.diag.len() >= SPLIT_FROM;
         match kind {
@@ -216,14 +221,19 @@ impl Factor {
             }
             Preconditioner::IncompleteCholesky | Preconditioner::Auto => {
                 self.kind = Preconditioner::IncompleteCholesky;
-                // Failed shifts stop at their first breakdown; the last is kept whatever happens.
-                let (last, tried) = IC_SHIFTS.split_last().expect("shifts");
-                if !tried.iter().any(|&s| self.ic.try_factor(a, filter, s)) {
-                    self.ic.factor(a, filter, *last);
-                }
+                // From the shift `first_shift` on; failed shifts stop at their first breakdown,
+                // the last is kept whatever happens.
+                let last = IC_SHIFTS.len() - 1;
+                let first = (first_shift as usize).min(last);
+                let held = (first..last).find(|&k| self.ic.try_factor(a, filter, IC_SHIFTS[k]));
+                return Some(held.unwrap_or_else(|| {
+                    self.ic.factor(a, filter, IC_SHIFTS[last]);
+                    last
+                }) as u8);
             }
             Preconditioner::Amg => self.amg.build(a, filter, positions, rest),
         }
+        None
     }
 
     /// Second half of h = P⁻¹·r: `uh` from [`Factor::delta`]'s forward result to h (the IC
@@ -380,8 +390,14 @@ impl Mpcg {
         self.fixed.clear();
         self.fixed
             .extend(filter.iter().map(|f| *f == Filter::Fixed));
-        self.factor
-            .build(settings.preconditioner, a, filter, positions, rest);
+        let ic_shift = self.factor.build(
+            settings.preconditioner,
+            a,
+            filter,
+            positions,
+            rest,
+            settings.first_shift,
+        );
         // The passes before the first iteration on both cores where the iterations' are.
         let par = self.factor.par;
         // Warm start: x = S x_prev + (I − S) z.
@@ -421,6 +437,7 @@ impl Mpcg {
         if !delta0.is_finite() {
             return CgResult {
                 non_finite: true,
+                ic_shift,
                 ..Default::default()
             };
         }
@@ -431,6 +448,7 @@ impl Mpcg {
                 residual: 0.0,
                 converged: true,
                 non_finite: false,
+                ic_shift,
             };
         }
         // r = S(b − A x), δ = rᵀP⁻¹r (forward half of P⁻¹r in h).
@@ -558,6 +576,7 @@ impl Mpcg {
             },
             converged: finite && delta <= target,
             non_finite: !finite,
+            ic_shift,
         }
     }
 }
@@ -655,6 +674,7 @@ mod tests {
                 max_iterations: 1000,
                 velocity_floor: 0.0,
                 preconditioner,
+                first_shift: 0,
             },
         );
         assert!(res.converged, "{res:?}");
@@ -734,6 +754,7 @@ mod tests {
                         max_iterations: 1000,
                         velocity_floor: 0.0,
                         preconditioner: Preconditioner::IncompleteCholesky,
+                        first_shift: 0,
                     },
                 );
                 (res, x)
@@ -788,6 +809,7 @@ mod tests {
                 max_iterations: 500,
                 velocity_floor: 0.0,
                 preconditioner,
+                first_shift: 0,
             },
         );
         let second = cg.solve(
@@ -806,6 +828,7 @@ mod tests {
                 max_iterations: 500,
                 velocity_floor: 0.0,
                 preconditioner,
+                first_shift: 0,
             },
         );
         assert!(first.iterations > 3);
@@ -846,6 +869,7 @@ mod amg_iterations {
                 max_iterations: 2000,
                 velocity_floor: 0.0,
                 preconditioner: pc,
+                first_shift: 0,
             },
         );
         assert!(res.converged, "{res:?}");
@@ -924,6 +948,7 @@ mod amg_iterations {
                         max_iterations: 2000,
                         velocity_floor: 0.0,
                         preconditioner: Preconditioner::IncompleteCholesky,
+                        first_shift: 0,
                     },
                 );
                 assert!(res.converged, "{res:?}");

@@ -87,6 +87,12 @@ pub(crate) fn run(
         let (again, more, _) = solve_once(model, settings, state, ws, h, false);
         (cg, seconds) = (again, seconds + more);
     }
+    // Once per call, from the solve that counts: whether the damping was deferred (and the
+    // solve repeated) may depend on the workspace, the shift that holds for the system solved
+    // does not.
+    if let Some(used) = cg.ic_shift {
+        state.controller.ic_shift.note(used);
+    }
     Solved {
         cg,
         seconds,
@@ -119,6 +125,7 @@ fn solve_once(
             .controller
             .auto_preconditioner
             .active(settings.preconditioner),
+        first_shift: state.controller.ic_shift.first,
     };
     // AIMEX: the vertices with only explicit elements are solved directly and prescribed.
     let decoupled = settings.integrator == Integrator::Aimex && {
