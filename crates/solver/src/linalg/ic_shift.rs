@@ -42,7 +42,7 @@ impl ShiftMemory {
             };
             return;
         }
-        self.held += 1;
+        self.held = self.held.saturating_add(1);
         if self.held >= PROBE_AFTER {
             *self = ShiftMemory {
                 first: self.first.saturating_sub(1),
