@@ -18,8 +18,8 @@
 
 use crate::constraints::Constraints;
 use crate::forces::{
-    aero, bend_gradient, spring_system, stretch, stretch_shear_system, Jacobian, SpringLaw,
-    TriangleRest, Wind,
+    aero, bend_gradient_wide, spring_system, stretch_shear_system_wide, stretch_wide, Jacobian,
+    SpringLaw, TriangleRest, Wind,
 };
 use crate::linalg::{BlockMatrix, BlockPattern};
 use crate::model::Model;
@@ -63,6 +63,17 @@ struct TriangleBlocks {
     u: Mat3A,
     v: Mat3A,
     q: [Vec3A; 3],
+}
+
+/// One vertex as the elements read it, in SIMD vectors (one 48-byte record, read by its ~6
+/// triangles and ~12 hinges): x0, v0 and the position term w = h²·v0 + h·y that the Jacobian
+/// multiplies in b (BW eq. 16 with §5.3's y), computed once per vertex instead of per element
+/// corner.
+#[derive(Debug, Clone, Copy, Default)]
+struct Corner {
+    x: Vec3A,
+    v: Vec3A,
+    w: Vec3A,
 }
 
 /// Everything the assembly reads that is not in the model.
@@ -116,7 +127,9 @@ pub struct Assembly {
     /// Per hinge vertex: q_a = √c·g_a with c = h·k_d + h²·k_e, so that A gains q_a·q_bᵀ.
     hinge_q: Vec<Vec3A>,
     /// h·f + ∂f/∂x·(h²v0 + h·y) per element vertex: 3 per triangle, then 4 per hinge.
-    g: Vec<Vec3>,
+    g: Vec<Vec3A>,
+    /// Per vertex: x0, v0 and w = h²v0 + h·y ([`Corner`]).
+    corners: Vec<Corner>,
     /// Springs: diagonal sources (vertex → spring), upper slots (slot → spring) and rows
     /// (vertex → 2·spring + side, side 1 taking −g).
     diag_spring: Gather,
@@ -217,7 +230,8 @@ impl Assembly {
             blocks: vec![TriangleBlocks::default(); nt],
             air: Vec::new(),
             hinge_q: vec![Vec3A::ZERO; 4 * nh],
-            g: vec![Vec3::ZERO; 3 * nt + 4 * nh],
+            g: vec![Vec3A::ZERO; 3 * nt + 4 * nh],
+            corners: vec![Corner::default(); n],
             diag_spring: Gather::new(n, diag_spring),
             off_spring: Gather::new(nnz, off_spring),
             rows_spring: Gather::new(n, rows_spring),
@@ -248,27 +262,28 @@ impl Assembly {
         } else {
             &mut []
         };
+        self.corners.par_iter_mut().enumerate().for_each(|(i, c)| {
+            *c = Corner {
+                x: Vec3A::from(x0[i]),
+                v: Vec3A::from(v0[i]),
+                w: Vec3A::from(h * h * v0[i] + h * y[i]),
+            };
+        });
+        let corners = &self.corners;
         self.blocks
             .par_iter_mut()
             .zip(tri_g.par_chunks_mut(3))
             .zip(self.stretch.par_iter_mut())
             .enumerate()
             .for_each(|(t, ((blk, g), s))| {
-                let tri = model.triangles[t];
-                let xs = tri.map(|i| x0[i as usize]);
-                let vs = tri.map(|i| v0[i as usize]);
+                let c = model.triangles[t].map(|i| &corners[i as usize]);
+                let xs = c.map(|c| c.x);
                 let ex = explicit(ex_t, t);
-                // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
-                let ws = if ex {
-                    [Vec3::ZERO; 3]
-                } else {
-                    tri.map(|i| h * h * v0[i as usize] + h * y[i as usize])
-                };
                 let mat = &model.materials[model.triangle_material[t] as usize];
                 let rest = &model.triangle_rest[t];
                 if !model.triangle_membrane[t] || (skip && pinned_tri[t]) {
-                    *s = stretch(&xs, rest, mat);
-                    g.fill(Vec3::ZERO);
+                    *s = stretch_wide(&xs, rest, mat);
+                    g.fill(Vec3A::ZERO);
                     // Not `default()`: glam's default matrix is the identity.
                     *blk = TriangleBlocks {
                         u: Mat3A::ZERO,
@@ -277,7 +292,10 @@ impl Assembly {
                     };
                     return;
                 }
-                let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
+                let vs = c.map(|c| c.v);
+                // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
+                let ws = if ex { [Vec3A::ZERO; 3] } else { c.map(|c| c.w) };
+                let sys = stretch_shear_system_wide(&xs, &vs, &ws, rest, mat, h);
                 *s = sys.stretch;
                 g.copy_from_slice(&sys.g);
                 *blk = if ex {
@@ -306,7 +324,7 @@ impl Assembly {
                     let vs = tri.map(|i| v0[i as usize]);
                     let ef = aero(&xs, &vs, w, Jacobian::Stabilized);
                     for (g, f) in g.iter_mut().zip(ef.f) {
-                        *g += h * f;
+                        *g += Vec3A::from(h * f);
                     }
                     *m = if explicit(ex_t, t) {
                         Mat3A::ZERO
@@ -323,13 +341,13 @@ impl Assembly {
                 let hinge = model.hinges[k];
                 if skip && pinned_hinge[k] {
                     q.fill(Vec3A::ZERO);
-                    g.fill(Vec3::ZERO);
+                    g.fill(Vec3A::ZERO);
                     return;
                 }
-                let xs = hinge.map(|i| x0[i as usize]);
-                let vs = hinge.map(|i| v0[i as usize]);
+                let c = hinge.map(|i| &corners[i as usize]);
+                let (xs, vs) = (c.map(|c| c.x), c.map(|c| c.v));
                 let mat = &model.materials[model.hinge_material[k] as usize];
-                match bend_gradient(&xs, &vs, &model.hinge_rest[k], mat) {
+                match bend_gradient_wide(&xs, &vs, &model.hinge_rest[k], mat) {
                     Some(hg) if explicit(ex_h, k) => {
                         for a in 0..4 {
                             q[a] = Vec3A::ZERO;
@@ -338,22 +356,17 @@ impl Assembly {
                     }
                     Some(hg) => {
                         // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
-                        let gw: f32 = (0..4)
-                            .map(|b| {
-                                let i = hinge[b] as usize;
-                                hg.grad[b].dot(h * h * v0[i] + h * y[i])
-                            })
-                            .sum();
+                        let gw: f32 = (0..4).map(|b| hg.grad[b].dot(c[b].w)).sum();
                         let root_c = (h * hg.damping + h * h * hg.stiffness).sqrt();
                         let scale = h * hg.scale - hg.stiffness * gw;
                         for a in 0..4 {
-                            q[a] = Vec3A::from(hg.grad[a] * root_c);
+                            q[a] = hg.grad[a] * root_c;
                             g[a] = hg.grad[a] * scale;
                         }
                     }
                     None => {
                         q.fill(Vec3A::ZERO);
-                        g.fill(Vec3::ZERO);
+                        g.fill(Vec3A::ZERO);
                     }
                 }
             });
@@ -398,21 +411,21 @@ impl Assembly {
                 for &s in diag_s.sources(i) {
                     a += ss[s as usize];
                 }
-                let mut f = h * m * inp.gravity + cons.rhs[i];
+                let mut f = Vec3A::from(h * m * inp.gravity + cons.rhs[i]);
                 for &s in rows_g.sources(i) {
                     f += gs[s as usize];
                 }
                 for &s in rows_s.sources(i) {
-                    let g = sg[s as usize / 2];
+                    let g = Vec3A::from(sg[s as usize / 2]);
                     f += if s % 2 == 0 { g } else { -g };
                 }
                 if inp.air_damping > 0.0 {
                     let hca = h * inp.air_damping * model.area[i];
                     a += Mat3A::from_diagonal(Vec3::splat(hca));
-                    f -= hca * (v0[i] - v_air);
+                    f -= Vec3A::from(hca * (v0[i] - v_air));
                 }
                 *d = a;
-                *b = f;
+                *b = Vec3::from(f);
             });
         self.matrix
             .off
