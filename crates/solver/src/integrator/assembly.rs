@@ -25,6 +25,7 @@ use crate::linalg::{BlockMatrix, BlockPattern};
 use crate::model::Model;
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Compressed lists of element-scratch indices, one list per target (row or block slot).
 #[derive(Debug, Clone, Default)]
@@ -249,11 +250,9 @@ impl Assembly {
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
         let (ex_t, ex_h) = (inp.explicit_triangles, inp.explicit_hinges);
         let explicit = |flags: &[bool], e: usize| flags.get(e).copied().unwrap_or(false);
-        let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
         let (tri_g, hinge_g) = self.g.split_at_mut(3 * nt);
         let skip = inp.skip_pinned;
         let (pinned_tri, pinned_hinge) = (&self.pinned_triangle, &self.pinned_hinge);
-        let (pinned, pinned_slot) = (&model.hard_pinned, &self.pinned_slot);
         if inp.wind.is_some() {
             self.air.resize(nt, Mat3A::ZERO);
         }
@@ -381,77 +380,159 @@ impl Assembly {
                 *g = h * sys.f + sys.k * (wj - wi);
                 *m = Mat3A::from(sys.d * h + sys.k * (h * h));
             });
-        let (ss, sg) = (&self.spring_s, &self.spring_g);
-        let (diag_s, off_s, rows_s) = (&self.diag_spring, &self.off_spring, &self.rows_spring);
-        let (blocks, gs, hq, air) = (&self.blocks, &self.g, &self.hinge_q, &self.air[..]);
-        let air = if inp.wind.is_some() { air } else { &[] };
-        let (diag_g, rows_g, off_g) = (&self.diag, &self.rows, &self.off);
-        let (diag_h, off_h) = (&self.diag_hinge, &self.off_hinge);
-        self.matrix
-            .diag
-            .par_iter_mut()
-            .zip(self.b.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, (d, b))| {
-                let m = model.mass[i];
-                if skip && pinned[i] {
-                    *d = Mat3A::from_diagonal(Vec3::splat(m));
-                    *b = Vec3::ZERO;
-                    return;
-                }
-                let mut a = Mat3A::from(Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i]);
-                for &s in diag_g.sources(i) {
-                    let (t, k) = (s as usize / 3, s as usize % 3);
-                    a += triangle_block(&blocks[t], &model.triangle_rest[t], air, t, k, k);
-                }
-                for &s in diag_h.sources(i) {
-                    let q = hq[s as usize];
-                    a += outer_a(q, q);
-                }
-                for &s in diag_s.sources(i) {
-                    a += ss[s as usize];
-                }
-                let mut f = Vec3A::from(h * m * inp.gravity + cons.rhs[i]);
-                for &s in rows_g.sources(i) {
-                    f += gs[s as usize];
-                }
-                for &s in rows_s.sources(i) {
-                    let g = Vec3A::from(sg[s as usize / 2]);
-                    f += if s % 2 == 0 { g } else { -g };
-                }
-                if inp.air_damping > 0.0 {
-                    let hca = h * inp.air_damping * model.area[i];
-                    a += Mat3A::from_diagonal(Vec3::splat(hca));
-                    f -= Vec3A::from(hca * (v0[i] - v_air));
-                }
-                *d = a;
-                *b = Vec3::from(f);
-            });
-        self.matrix
-            .off
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(s, o)| {
-                if skip && pinned_slot[s] {
-                    *o = Mat3A::ZERO;
-                    return;
-                }
-                let mut a = Mat3A::ZERO;
-                for &k in off_g.sources(s) {
-                    let (t, k) = (k as usize / 9, k as usize % 9);
-                    a += triangle_block(&blocks[t], &model.triangle_rest[t], air, t, k / 3, k % 3);
-                }
-                for &k in off_h.sources(s) {
-                    let k = k as usize;
-                    let hinge = k / 16;
-                    a += outer_a(hq[4 * hinge + (k / 4) % 4], hq[4 * hinge + k % 4]);
-                }
-                for &k in off_s.sources(s) {
-                    a -= ss[k as usize];
-                }
-                *o = a;
-            });
+        let air = if inp.wind.is_some() {
+            &self.air[..]
+        } else {
+            &[]
+        };
+        let rows = Rows {
+            row_ptr: &self.matrix.pattern.row_ptr,
+            diag: &self.diag,
+            diag_hinge: &self.diag_hinge,
+            diag_spring: &self.diag_spring,
+            rows: &self.rows,
+            rows_spring: &self.rows_spring,
+            off: &self.off,
+            off_hinge: &self.off_hinge,
+            off_spring: &self.off_spring,
+            blocks: &self.blocks,
+            hinge_q: &self.hinge_q,
+            g: &self.g,
+            spring_s: &self.spring_s,
+            spring_g: &self.spring_g,
+            pinned_slot: &self.pinned_slot,
+            air,
+            model,
+            inp,
+            cons,
+        };
+        let (diag, off) = (&mut self.matrix.diag[..], &mut self.matrix.off[..]);
+        rows.fill(0..diag.len(), diag, &mut self.b, off);
         self.stretch.par_iter().copied().reduce(|| 0.0, f32::max)
+    }
+}
+
+/// The gather of A's rows and b: row i's diagonal block, its row of b and its upper slots
+/// (`row_ptr[i]..row_ptr[i + 1]`) in one parallel pass over row ranges, so that the element
+/// blocks a row reads for its diagonal are still in cache for its off-diagonal slots. Every entry
+/// sums its sources in the fixed order of its gather list (bit-identical at any thread count).
+struct Rows<'a> {
+    /// The matrix pattern's `row_ptr` (upper slots of each row).
+    row_ptr: &'a [u32],
+    /// [`Assembly`]'s gather lists and element scratch, as filled this substep.
+    diag: &'a Gather,
+    diag_hinge: &'a Gather,
+    diag_spring: &'a Gather,
+    rows: &'a Gather,
+    rows_spring: &'a Gather,
+    off: &'a Gather,
+    off_hinge: &'a Gather,
+    off_spring: &'a Gather,
+    blocks: &'a [TriangleBlocks],
+    hinge_q: &'a [Vec3A],
+    g: &'a [Vec3A],
+    spring_s: &'a [Mat3A],
+    spring_g: &'a [Vec3],
+    pinned_slot: &'a [bool],
+    /// Per triangle drag block, empty without wind.
+    air: &'a [Mat3A],
+    model: &'a Model,
+    inp: &'a StepInputs<'a>,
+    cons: &'a Constraints,
+}
+
+/// Rows per task of [`Rows::fill`].
+const ROWS_PER_TASK: usize = 256;
+
+impl Rows<'_> {
+    /// Fills rows `rows` (`diag`, `b` and `off` their parts of the matrix and of b), splitting
+    /// in halves in parallel down to [`ROWS_PER_TASK`] rows.
+    fn fill(&self, rows: Range<usize>, diag: &mut [Mat3A], b: &mut [Vec3], off: &mut [Mat3A]) {
+        if rows.len() > ROWS_PER_TASK {
+            let mid = rows.start + rows.len() / 2;
+            let row_ptr = self.row_ptr;
+            let split = (row_ptr[mid] - row_ptr[rows.start]) as usize;
+            let (d0, d1) = diag.split_at_mut(mid - rows.start);
+            let (b0, b1) = b.split_at_mut(mid - rows.start);
+            let (o0, o1) = off.split_at_mut(split);
+            rayon::join(
+                || self.fill(rows.start..mid, d0, b0, o0),
+                || self.fill(mid..rows.end, d1, b1, o1),
+            );
+            return;
+        }
+        let row_ptr = self.row_ptr;
+        let first = row_ptr[rows.start] as usize;
+        for (k, i) in rows.enumerate() {
+            (diag[k], b[k]) = self.diagonal(i);
+            for s in row_ptr[i] as usize..row_ptr[i + 1] as usize {
+                off[s - first] = self.upper(s);
+            }
+        }
+    }
+
+    /// Diagonal block and row of b of vertex `i`.
+    #[inline(always)]
+    fn diagonal(&self, i: usize) -> (Mat3A, Vec3) {
+        let (asm, model, inp, cons) = (self, self.model, self.inp, self.cons);
+        let h = inp.h;
+        let m = model.mass[i];
+        if inp.skip_pinned && model.hard_pinned[i] {
+            return (Mat3A::from_diagonal(Vec3::splat(m)), Vec3::ZERO);
+        }
+        let mut a = Mat3A::from(Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i]);
+        for &s in asm.diag.sources(i) {
+            let (t, k) = (s as usize / 3, s as usize % 3);
+            let rest = &model.triangle_rest[t];
+            a += triangle_block(&asm.blocks[t], rest, self.air, t, k, k);
+        }
+        for &s in asm.diag_hinge.sources(i) {
+            let q = asm.hinge_q[s as usize];
+            a += outer_a(q, q);
+        }
+        for &s in asm.diag_spring.sources(i) {
+            a += asm.spring_s[s as usize];
+        }
+        let mut f = Vec3A::from(h * m * inp.gravity + cons.rhs[i]);
+        for &s in asm.rows.sources(i) {
+            f += asm.g[s as usize];
+        }
+        for &s in asm.rows_spring.sources(i) {
+            let g = Vec3A::from(asm.spring_g[s as usize / 2]);
+            f += if s % 2 == 0 { g } else { -g };
+        }
+        if inp.air_damping > 0.0 {
+            let hca = h * inp.air_damping * model.area[i];
+            let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
+            a += Mat3A::from_diagonal(Vec3::splat(hca));
+            f -= Vec3A::from(hca * (inp.v0[i] - v_air));
+        }
+        (a, Vec3::from(f))
+    }
+
+    /// Upper off-diagonal block of slot `s`.
+    #[inline(always)]
+    fn upper(&self, s: usize) -> Mat3A {
+        let (asm, model) = (self, self.model);
+        if self.inp.skip_pinned && asm.pinned_slot[s] {
+            return Mat3A::ZERO;
+        }
+        let mut a = Mat3A::ZERO;
+        for &k in asm.off.sources(s) {
+            let (t, k) = (k as usize / 9, k as usize % 9);
+            let rest = &model.triangle_rest[t];
+            a += triangle_block(&asm.blocks[t], rest, self.air, t, k / 3, k % 3);
+        }
+        let hq = &asm.hinge_q;
+        for &k in asm.off_hinge.sources(s) {
+            let k = k as usize;
+            let hinge = k / 16;
+            a += outer_a(hq[4 * hinge + (k / 4) % 4], hq[4 * hinge + k % 4]);
+        }
+        for &k in asm.off_spring.sources(s) {
+            a -= asm.spring_s[k as usize];
+        }
+        a
     }
 }
 
