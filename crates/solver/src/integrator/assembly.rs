@@ -269,106 +269,116 @@ impl Assembly {
             };
         });
         let corners = &self.corners;
-        self.blocks
-            .par_iter_mut()
-            .zip(tri_g.par_chunks_mut(3))
-            .zip(self.stretch.par_iter_mut())
-            .enumerate()
-            .for_each(|(t, ((blk, g), s))| {
-                let c = model.triangles[t].map(|i| &corners[i as usize]);
-                let xs = c.map(|c| c.x);
-                let ex = explicit(ex_t, t);
-                let mat = &model.materials[model.triangle_material[t] as usize];
-                let rest = &model.triangle_rest[t];
-                if !model.triangle_membrane[t] || (skip && pinned_tri[t]) {
-                    *s = stretch_wide(&xs, rest, mat);
-                    g.fill(Vec3A::ZERO);
-                    // Not `default()`: glam's default matrix is the identity.
-                    *blk = TriangleBlocks {
-                        u: Mat3A::ZERO,
-                        v: Mat3A::ZERO,
-                        q: [Vec3A::ZERO; 3],
-                    };
-                    return;
-                }
-                let vs = c.map(|c| c.v);
-                // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
-                let ws = if ex { [Vec3A::ZERO; 3] } else { c.map(|c| c.w) };
-                let sys = stretch_shear_system_wide(&xs, &vs, &ws, rest, mat, h);
-                *s = sys.stretch;
-                g.copy_from_slice(&sys.g);
-                *blk = if ex {
-                    // (Not `default()`: glam's default matrix is the identity.)
-                    TriangleBlocks {
-                        u: Mat3A::ZERO,
-                        v: Mat3A::ZERO,
-                        q: [Vec3A::ZERO; 3],
-                    }
-                } else {
-                    TriangleBlocks {
-                        u: sys.u,
-                        v: sys.v,
-                        q: sys.q,
-                    }
-                };
-            });
-        if let Some(w) = inp.wind {
-            // Stabilized drag: ∂f_a/∂v_b is one block for all pairs, ∂f/∂x = 0 (forces::aero).
-            air.par_iter_mut()
+        let (blocks, stretch, hinge_q) = (&mut self.blocks, &mut self.stretch, &mut self.hinge_q);
+        // Triangles (then their drag) beside the hinges: one parallel region, balanced by stealing.
+        let triangles = || {
+            let max_stretch = blocks
+                .par_iter_mut()
                 .zip(tri_g.par_chunks_mut(3))
+                .zip(stretch.par_iter_mut())
                 .enumerate()
-                .for_each(|(t, (m, g))| {
-                    let tri = model.triangles[t];
-                    let xs = tri.map(|i| x0[i as usize]);
-                    let vs = tri.map(|i| v0[i as usize]);
-                    let ef = aero(&xs, &vs, w, Jacobian::Stabilized);
-                    for (g, f) in g.iter_mut().zip(ef.f) {
-                        *g += Vec3A::from(h * f);
+                .map(|(t, ((blk, g), s))| {
+                    let c = model.triangles[t].map(|i| &corners[i as usize]);
+                    let xs = c.map(|c| c.x);
+                    let ex = explicit(ex_t, t);
+                    let mat = &model.materials[model.triangle_material[t] as usize];
+                    let rest = &model.triangle_rest[t];
+                    if !model.triangle_membrane[t] || (skip && pinned_tri[t]) {
+                        *s = stretch_wide(&xs, rest, mat);
+                        g.fill(Vec3A::ZERO);
+                        // Not `default()`: glam's default matrix is the identity.
+                        *blk = TriangleBlocks {
+                            u: Mat3A::ZERO,
+                            v: Mat3A::ZERO,
+                            q: [Vec3A::ZERO; 3],
+                        };
+                        return *s;
                     }
-                    *m = if explicit(ex_t, t) {
-                        Mat3A::ZERO
+                    let vs = c.map(|c| c.v);
+                    // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
+                    let ws = if ex { [Vec3A::ZERO; 3] } else { c.map(|c| c.w) };
+                    let sys = stretch_shear_system_wide(&xs, &vs, &ws, rest, mat, h);
+                    *s = sys.stretch;
+                    g.copy_from_slice(&sys.g);
+                    *blk = if ex {
+                        // (Not `default()`: glam's default matrix is the identity.)
+                        TriangleBlocks {
+                            u: Mat3A::ZERO,
+                            v: Mat3A::ZERO,
+                            q: [Vec3A::ZERO; 3],
+                        }
                     } else {
-                        Mat3A::from(ef.dfdv[0][0] * -h)
+                        TriangleBlocks {
+                            u: sys.u,
+                            v: sys.v,
+                            q: sys.q,
+                        }
                     };
-                });
-        }
-        self.hinge_q
-            .par_chunks_mut(4)
-            .zip(hinge_g.par_chunks_mut(4))
-            .enumerate()
-            .for_each(|(k, (q, g))| {
-                let hinge = model.hinges[k];
-                if skip && pinned_hinge[k] {
-                    q.fill(Vec3A::ZERO);
-                    g.fill(Vec3A::ZERO);
-                    return;
-                }
-                let c = hinge.map(|i| &corners[i as usize]);
-                let (xs, vs) = (c.map(|c| c.x), c.map(|c| c.v));
-                let mat = &model.materials[model.hinge_material[k] as usize];
-                match bend_gradient_wide(&xs, &vs, &model.hinge_rest[k], mat) {
-                    Some(hg) if explicit(ex_h, k) => {
-                        for a in 0..4 {
-                            q[a] = Vec3A::ZERO;
-                            g[a] = hg.grad[a] * (h * hg.scale);
+                    *s
+                })
+                .reduce(|| 0.0, f32::max);
+            if let Some(w) = inp.wind {
+                // Stabilized drag: ∂f_a/∂v_b is one block for all pairs, ∂f/∂x = 0 (forces::aero).
+                air.par_iter_mut()
+                    .zip(tri_g.par_chunks_mut(3))
+                    .enumerate()
+                    .for_each(|(t, (m, g))| {
+                        let tri = model.triangles[t];
+                        let xs = tri.map(|i| x0[i as usize]);
+                        let vs = tri.map(|i| v0[i as usize]);
+                        let ef = aero(&xs, &vs, w, Jacobian::Stabilized);
+                        for (g, f) in g.iter_mut().zip(ef.f) {
+                            *g += Vec3A::from(h * f);
                         }
-                    }
-                    Some(hg) => {
-                        // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
-                        let gw: f32 = (0..4).map(|b| hg.grad[b].dot(c[b].w)).sum();
-                        let root_c = (h * hg.damping + h * h * hg.stiffness).sqrt();
-                        let scale = h * hg.scale - hg.stiffness * gw;
-                        for a in 0..4 {
-                            q[a] = hg.grad[a] * root_c;
-                            g[a] = hg.grad[a] * scale;
-                        }
-                    }
-                    None => {
+                        *m = if explicit(ex_t, t) {
+                            Mat3A::ZERO
+                        } else {
+                            Mat3A::from(ef.dfdv[0][0] * -h)
+                        };
+                    });
+            }
+            max_stretch
+        };
+        let hinges = || {
+            hinge_q
+                .par_chunks_mut(4)
+                .zip(hinge_g.par_chunks_mut(4))
+                .enumerate()
+                .for_each(|(k, (q, g))| {
+                    let hinge = model.hinges[k];
+                    if skip && pinned_hinge[k] {
                         q.fill(Vec3A::ZERO);
                         g.fill(Vec3A::ZERO);
+                        return;
                     }
-                }
-            });
+                    let c = hinge.map(|i| &corners[i as usize]);
+                    let (xs, vs) = (c.map(|c| c.x), c.map(|c| c.v));
+                    let mat = &model.materials[model.hinge_material[k] as usize];
+                    match bend_gradient_wide(&xs, &vs, &model.hinge_rest[k], mat) {
+                        Some(hg) if explicit(ex_h, k) => {
+                            for a in 0..4 {
+                                q[a] = Vec3A::ZERO;
+                                g[a] = hg.grad[a] * (h * hg.scale);
+                            }
+                        }
+                        Some(hg) => {
+                            // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
+                            let gw: f32 = (0..4).map(|b| hg.grad[b].dot(c[b].w)).sum();
+                            let root_c = (h * hg.damping + h * h * hg.stiffness).sqrt();
+                            let scale = h * hg.scale - hg.stiffness * gw;
+                            for a in 0..4 {
+                                q[a] = hg.grad[a] * root_c;
+                                g[a] = hg.grad[a] * scale;
+                            }
+                        }
+                        None => {
+                            q.fill(Vec3A::ZERO);
+                            g.fill(Vec3A::ZERO);
+                        }
+                    }
+                });
+        };
+        let (max_stretch, ()) = rayon::join(triangles, hinges);
         self.spring_s
             .par_iter_mut()
             .zip(self.spring_g.par_iter_mut())
@@ -408,7 +418,7 @@ impl Assembly {
         };
         let (diag, off) = (&mut self.matrix.diag[..], &mut self.matrix.off[..]);
         rows.fill(0..diag.len(), diag, &mut self.b, off);
-        self.stretch.par_iter().copied().reduce(|| 0.0, f32::max)
+        max_stretch
     }
 }
 
