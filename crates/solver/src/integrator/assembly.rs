@@ -6,8 +6,11 @@
 //! ∂f/∂v = −c·A_i·I adds h·c·A_i·I to the diagonal block and h·f_i to b.
 //!
 //! Elements (triangles: stretch/shear + aero; hinges: bend) are evaluated in parallel into per-element
-//! scratch; each matrix block and each row of b is then gathered in parallel from a list of element
-//! sources fixed at construction (no atomics, no scatter races: bit-identical at any thread count).
+//! scratch, reading each vertex as one SIMD record (`Corner`: x0, v0 and w = h²v0 + h·y, made
+//! once per vertex) and computing in SIMD vectors with the bits of the scalar formulas; each matrix
+//! block and each row of b is then gathered in parallel, row by row (`Rows`), from a list of
+//! element sources fixed at construction (no atomics, no scatter races: bit-identical at any thread
+//! count).
 //! Elements leave their blocks in compact form: a triangle's are α_aα_b·U + β_aβ_b·V + q_a·q_bᵀ
 //! ([`crate::forces::TriangleSystem`], plus one constant block per triangle from stabilized drag),
 //! a hinge's are rank one, c·g_a·g_bᵀ (see [`crate::forces::HingeGradient`]), so it leaves only
