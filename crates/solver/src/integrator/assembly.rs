@@ -71,7 +71,7 @@ struct TriangleBlocks {
 
 /// One vertex as the elements read it, in SIMD vectors (one 48-byte record, read by its ~6
 /// triangles and ~12 hinges): x0, v0 and the position term w = h²·v0 + h·y that the Jacobian
-/// multiplies in b (BW eq. 16 with §5.3's y), computed once per vertex instead of per element
+/// multiplies in b (BW eqs. 15–18 with §5.3's y), computed once per vertex instead of per element
 /// corner.
 #[derive(Debug, Clone, Copy, Default)]
 struct Corner {
