@@ -39,10 +39,10 @@ impl HingeRest {
     /// From rest positions (m): `p[0], p[1]` the shared edge, `p[2], p[3]` the opposite vertices.
     /// `None` if the edge or either triangle is degenerate.
     pub fn from_positions(p: [V3; 4]) -> Option<Self> {
-        let g = Geometry::new(&p)?;
+        let g = Geometry::new(&p.map(wide))?;
         let weight = g.e_len2 / (0.5 * (g.na_len2.sqrt() + g.nb_len2.sqrt()));
         weight.is_finite().then_some(Self {
-            angle: g.theta(),
+            angle: g.theta(g.e_len2.sqrt()),
             weight,
         })
     }
@@ -64,13 +64,15 @@ impl HingeRest {
     }
 }
 
-/// Hinge geometry shared by angle, gradient and Hessian.
+/// Hinge geometry shared by angle, gradient and Hessian, in the working (SIMD) vectors: glam's
+/// SIMD `dot`, `cross`, products and quotients round lane by lane exactly as the scalar ones do,
+/// so the results are the bits of the scalar code.
 struct Geometry {
-    e: V3,
-    a: V3,
-    b: V3,
-    na: V3,
-    nb: V3,
+    e: V3A,
+    a: V3A,
+    b: V3A,
+    na: V3A,
+    nb: V3A,
     e_len2: Real,
     na_len2: Real,
     nb_len2: Real,
@@ -78,7 +80,7 @@ struct Geometry {
 
 impl Geometry {
     #[inline(always)]
-    fn new(x: &[V3; 4]) -> Option<Self> {
+    fn new(x: &[V3A; 4]) -> Option<Self> {
         let e = x[1] - x[0];
         let a = x[2] - x[0];
         let b = x[3] - x[0];
@@ -105,9 +107,10 @@ impl Geometry {
         })
     }
 
+    /// `θ = atan2((N_A × N_B)·ê, N_A·N_B)` with `ê = e/|e|`, given `|e|` (m).
     #[inline(always)]
-    fn theta(&self) -> Real {
-        let e_hat = self.e / self.e_len2.sqrt();
+    fn theta(&self, e_len: Real) -> Real {
+        let e_hat = self.e / e_len;
         let sin = self.na.cross(self.nb).dot(e_hat);
         let cos = self.na.dot(self.nb);
         sin.atan2(cos)
@@ -128,10 +131,10 @@ fn wrap_angle(d: Real) -> Real {
 
 /// `∂θ/∂x` of the four hinge vertices (1/m) and the intermediate terms the exact Hessian reuses.
 struct ThetaGradient {
-    g: [V3; 4],
+    g: [V3A; 4],
     e_len: Real,
-    ga: V3,
-    gb: V3,
+    ga: V3A,
+    gb: V3A,
     ta: Real,
     tb: Real,
 }
@@ -159,10 +162,12 @@ fn theta_gradient(geo: &Geometry) -> ThetaGradient {
 /// A hinge's bending force in rank-one form, all that [`Jacobian::Stabilized`] keeps:
 /// `f_i = s·g_i`, `∂f_i/∂x_j = −k_e g_i g_jᵀ`, `∂f_i/∂v_j = −k_d g_i g_jᵀ` with `g = ∂θ/∂x`
 /// (Gauss–Newton, BW §4.3 and §4.5). Four vectors instead of 32 blocks, for the assembly.
+/// `V`: the vector type of the gradient, the API vector ([`bend_gradient`]) or the SIMD one
+/// ([`bend_gradient_wide`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct HingeGradient {
+pub struct HingeGradient<V = V3> {
     /// `∂θ/∂x_i`, 1/m.
-    pub grad: [V3; 4],
+    pub grad: [V; 4],
     /// `k_e`, N·m.
     pub stiffness: Real,
     /// `k_d`, N·m·s.
@@ -180,14 +185,34 @@ pub fn bend_gradient(
     rest: &HingeRest,
     mat: &Material,
 ) -> Option<HingeGradient> {
+    let g = bend_gradient_wide(&x.map(wide), &v.map(wide), rest, mat)?;
+    Some(HingeGradient {
+        grad: g.grad.map(narrow),
+        stiffness: g.stiffness,
+        damping: g.damping,
+        scale: g.scale,
+    })
+}
+
+/// [`bend_gradient`] in the working (SIMD) vectors, bit-identical to it: what the assembly calls
+/// per hinge and substep. BW §4.3: `C = θ − θ_rest`, `f = −k_e C ∂C/∂x − k_d Ċ ∂C/∂x` (§4.5
+/// damping, `Ċ = Σ_i ∂θ/∂x_i · v_i`).
+#[inline(always)]
+pub fn bend_gradient_wide(
+    x: &[V3A; 4],
+    v: &[V3A; 4],
+    rest: &HingeRest,
+    mat: &Material,
+) -> Option<HingeGradient<V3A>> {
     let k = r(mat.bend) * rest.weight;
     if k <= 0.0 {
         return None;
     }
     let geo = Geometry::new(x)?;
     let kd = r(mat.bend_damping) * k;
-    let g = theta_gradient(&geo).g;
-    let c = wrap_angle(geo.theta() - rest.angle);
+    let t = theta_gradient(&geo);
+    let g = t.g;
+    let c = wrap_angle(geo.theta(t.e_len) - rest.angle);
     let c_dot = g[0].dot(v[0]) + g[1].dot(v[1]) + g[2].dot(v[2]) + g[3].dot(v[3]);
     Some(HingeGradient {
         grad: g,
@@ -228,11 +253,11 @@ pub fn bend(
         }
     }
     if jac == Jacobian::Exact {
-        let Some(geo) = Geometry::new(x) else {
+        let Some(geo) = Geometry::new(&x.map(wide)) else {
             return out;
         };
         let t = theta_gradient(&geo);
-        let h = theta_hessian(&geo, t.e_len, t.ga, t.gb, t.ta, t.tb);
+        let h = theta_hessian(&geo, t.e_len, narrow(t.ga), narrow(t.gb), t.ta, t.tb);
         // ∂Ċ/∂x_j = Σ_k H_jk v_k
         let mut dcdot = [V3::ZERO; 4];
         for (j, d) in dcdot.iter_mut().enumerate() {
@@ -262,17 +287,19 @@ pub fn bend(
 // opt-level 1 and when not inlined; no unsafe code involved) — tests/force_gradients.rs catches it.
 #[inline(never)]
 fn theta_hessian(geo: &Geometry, e_len: Real, ga: V3, gb: V3, ta: Real, tb: Real) -> [[M3; 4]; 4] {
-    let e_hat = geo.e / e_len;
+    let (e, a, b) = (narrow(geo.e), narrow(geo.a), narrow(geo.b));
+    let (na, nb) = (narrow(geo.na), narrow(geo.nb));
+    let e_hat = e / e_len;
     let inv_e2 = 1.0 / geo.e_len2;
     let m = |n: V3, n2: Real| M3::IDENTITY * (1.0 / n2) - outer3(n, n) * (2.0 / (n2 * n2));
-    let ma = m(geo.na, geo.na_len2);
-    let mb = m(geo.nb, geo.nb_len2);
-    let h_aa = ma * skew(geo.e) * (-e_len);
-    let h_bb = mb * skew(geo.e) * e_len;
-    let h_ae = outer3(geo.na, e_hat) * (-1.0 / geo.na_len2) + ma * skew(geo.a) * e_len;
-    let h_be = outer3(geo.nb, e_hat) * (-1.0 / geo.nb_len2) - mb * skew(geo.b) * e_len;
-    let dta = (geo.a - geo.e * (2.0 * ta)) * inv_e2;
-    let dtb = (geo.b - geo.e * (2.0 * tb)) * inv_e2;
+    let ma = m(na, geo.na_len2);
+    let mb = m(nb, geo.nb_len2);
+    let h_aa = ma * skew(e) * (-e_len);
+    let h_bb = mb * skew(e) * e_len;
+    let h_ae = outer3(na, e_hat) * (-1.0 / geo.na_len2) + ma * skew(a) * e_len;
+    let h_be = outer3(nb, e_hat) * (-1.0 / geo.nb_len2) - mb * skew(b) * e_len;
+    let dta = (a - e * (2.0 * ta)) * inv_e2;
+    let dtb = (b - e * (2.0 * tb)) * inv_e2;
     let h_ee = -(outer3(ga, dta) + h_ae * ta + outer3(gb, dtb) + h_be * tb);
     let inner = [
         [h_ee, h_ae.transpose(), h_be.transpose()],
@@ -292,4 +319,66 @@ fn theta_hessian(geo: &Geometry, e_len: Real, ga: V3, gb: V3, ta: Real, tb: Real
     }
     h[0][0] = -(h[0][1] + h[0][2] + h[0][3]);
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hinge terms run in SIMD vectors ([`Geometry`], [`bend_gradient_wide`]) on the claim that
+    /// glam's SIMD `dot`, `cross`, `length` and quotients round exactly as the scalar ones do (the
+    /// baked caches kept their bits when the assembly moved to them): θ, ∂θ/∂x and the force scale
+    /// of BW §4.3/§4.5 computed here in scalar `Vec3` arithmetic must agree to the bit, over random
+    /// hinges folded both ways.
+    #[test]
+    fn wide_hinge_terms_are_bit_identical_to_scalar_arithmetic() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as Real / (1u64 << 24) as Real - 0.5
+        };
+        let mat = Material::default();
+        let mut checked = 0;
+        for _ in 0..4000 {
+            let x: [V3; 4] = [0, 1, 2, 3].map(|_| V3::new(rnd(), rnd(), rnd()) * 0.05);
+            let v: [V3; 4] = [0, 1, 2, 3].map(|_| V3::new(rnd(), rnd(), rnd()));
+            let rest = HingeRest {
+                angle: rnd(),
+                weight: 1.0 + rnd(),
+            };
+            let Some(wide_g) = bend_gradient_wide(&x.map(wide), &v.map(wide), &rest, &mat) else {
+                continue;
+            };
+            // Scalar reference: the module doc's formulas in `V3` arithmetic.
+            let (e, a, b) = (x[1] - x[0], x[2] - x[0], x[3] - x[0]);
+            let (na, nb) = (e.cross(a), b.cross(e));
+            let (e_len2, na_len2, nb_len2) =
+                (e.length_squared(), na.length_squared(), nb.length_squared());
+            let e_len = e_len2.sqrt();
+            let theta = na.cross(nb).dot(e / e_len).atan2(na.dot(nb));
+            let ga = na * (-e_len / na_len2);
+            let gb = nb * (-e_len / nb_len2);
+            let inv_e2 = 1.0 / e_len2;
+            let (ta, tb) = (a.dot(e) * inv_e2, b.dot(e) * inv_e2);
+            let ge = -(ga * ta + gb * tb);
+            let g = [-(ge + ga + gb), ge, ga, gb];
+            let k = r(mat.bend) * rest.weight;
+            let kd = r(mat.bend_damping) * k;
+            let c = wrap_angle(theta - rest.angle);
+            let c_dot = g[0].dot(v[0]) + g[1].dot(v[1]) + g[2].dot(v[2]) + g[3].dot(v[3]);
+            let scale: Real = -(k * c + kd * c_dot);
+            for i in 0..4 {
+                assert_eq!(
+                    narrow(wide_g.grad[i]).to_array().map(Real::to_bits),
+                    g[i].to_array().map(Real::to_bits)
+                );
+            }
+            assert_eq!(wide_g.scale.to_bits(), scale.to_bits());
+            assert!(c != 0.0 && c_dot != 0.0);
+            checked += 1;
+        }
+        assert!(checked > 3900, "{checked}");
+    }
 }

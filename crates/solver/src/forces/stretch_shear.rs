@@ -29,7 +29,7 @@ pub fn stretch_shear(
     jac: Jacobian,
 ) -> ElementForce<3> {
     let (al, be) = (&rest.du, &rest.dv);
-    let (wu, wv) = rest.w_wide(x);
+    let (wu, wv) = rest.w_wide(&x.map(wide));
     let v = [wide(v[0]), wide(v[1]), wide(v[2])];
     let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
     let wv_dot = v[0] * be[0] + v[1] * be[1] + v[2] * be[2];
@@ -102,10 +102,12 @@ pub fn stretch_shear(
 /// `b`: the blocks of [`stretch_shear`] (`Jacobian::Stabilized`) are exactly of this form (stretch
 /// `∝ α_a α_b`, `β_a β_b`; shear Gauss–Newton `∝ g_a g_bᵀ`), so five 3×3 quantities replace nine
 /// blocks and the matrix products of [`stretch_shear`]'s `dfdx·w` collapse to three.
+/// `V`: the vector type of `g`, the API vector ([`stretch_shear_system`]) or the SIMD one
+/// ([`stretch_shear_system_wide`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TriangleSystem {
+pub struct TriangleSystem<V = V3> {
     /// `h f_a + Σ_b ∂f_a/∂x_b · w_b` (N·s).
-    pub g: [V3; 3],
+    pub g: [V; 3],
     /// `−(h k_v + h² k_x)` of the warp (u) and weft (v) stretch (kg): symmetric PSD.
     pub u: M3A,
     pub v: M3A,
@@ -129,11 +131,30 @@ pub fn stretch_shear_system(
     mat: &Material,
     h: Real,
 ) -> TriangleSystem {
+    let s = stretch_shear_system_wide(&x.map(wide), &v.map(wide), &w.map(wide), rest, mat, h);
+    TriangleSystem {
+        g: s.g.map(narrow),
+        u: s.u,
+        v: s.v,
+        q: s.q,
+        stretch: s.stretch,
+    }
+}
+
+/// [`stretch_shear_system`] in the working (SIMD) vectors, bit-identical to it: what the assembly
+/// calls per triangle and substep (BW §4.2 stretch and shear, §4.5 damping, into eqs. 15–18).
+#[inline(always)]
+pub fn stretch_shear_system_wide(
+    x: &[V3A; 3],
+    v: &[V3A; 3],
+    w: &[V3A; 3],
+    rest: &TriangleRest,
+    mat: &Material,
+    h: Real,
+) -> TriangleSystem<V3A> {
     let (al, be) = (&rest.du, &rest.dv);
     let (wu, wv) = rest.w_wide(x);
     let stretch = positive_stretch(wu.length(), wv.length(), mat);
-    let v = [wide(v[0]), wide(v[1]), wide(v[2])];
-    let w = [wide(w[0]), wide(w[1]), wide(w[2])];
     let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
     let wv_dot = v[0] * be[0] + v[1] * be[1] + v[2] * be[2];
     let a = rest.area;
@@ -157,10 +178,10 @@ pub fn stretch_shear_system(
     let kw_u = su.kx * (w[0] * al[0] + w[1] * al[1] + w[2] * al[2]);
     let kw_v = sv.kx * (w[0] * be[0] + w[1] * be[1] + w[2] * be[2]);
     let gw = ka_s * (gs[0].dot(w[0]) + gs[1].dot(w[1]) + gs[2].dot(w[2]));
-    let mut g = [V3::ZERO; 3];
+    let mut g = [V3A::ZERO; 3];
     for i in 0..3 {
         let f = su.dir * (su.s * al[i]) + sv.dir * (sv.s * be[i]) + gs[i] * s_s;
-        g[i] = narrow(f * h + kw_u * al[i] + kw_v * be[i] - gs[i] * gw);
+        g[i] = f * h + kw_u * al[i] + kw_v * be[i] - gs[i] * gw;
     }
     let root = (h * kda_s + h * h * ka_s).sqrt();
     TriangleSystem {
@@ -255,6 +276,13 @@ fn stretch_strain(len_u: Real, len_v: Real, mat: &Material) -> Real {
 #[inline]
 pub fn stretch(x: &[V3; 3], rest: &TriangleRest, mat: &Material) -> Real {
     let (wu, wv) = rest.w(x);
+    positive_stretch(wu.length(), wv.length(), mat)
+}
+
+/// [`stretch`] at positions in the working (SIMD) vectors (the same bits).
+#[inline(always)]
+pub fn stretch_wide(x: &[V3A; 3], rest: &TriangleRest, mat: &Material) -> Real {
+    let (wu, wv) = rest.w_wide(x);
     positive_stretch(wu.length(), wv.length(), mat)
 }
 

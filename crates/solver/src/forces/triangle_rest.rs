@@ -86,16 +86,16 @@ impl TriangleRest {
     /// Deformation gradient columns `(w_u, w_v)` (dimensionless) at positions `x` (m).
     #[inline(always)]
     pub fn w(&self, x: &[V3; 3]) -> (V3, V3) {
-        let (wu, wv) = self.w_wide(x);
+        let (wu, wv) = self.w_wide(&x.map(wide));
         (narrow(wu), narrow(wv))
     }
 
-    /// [`Self::w`] in the working (SIMD) types.
+    /// [`Self::w`] in the working (SIMD) types (the same bits).
     #[inline(always)]
-    pub(super) fn w_wide(&self, x: &[V3; 3]) -> (V3A, V3A) {
-        let x0 = wide(x[0]);
-        let e1 = wide(x[1]) - x0;
-        let e2 = wide(x[2]) - x0;
+    pub(super) fn w_wide(&self, x: &[V3A; 3]) -> (V3A, V3A) {
+        let x0 = x[0];
+        let e1 = x[1] - x0;
+        let e2 = x[2] - x0;
         (
             e1 * self.du[1] + e2 * self.du[2],
             e1 * self.dv[1] + e2 * self.dv[2],

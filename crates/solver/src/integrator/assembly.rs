@@ -6,8 +6,11 @@
 //! ∂f/∂v = −c·A_i·I adds h·c·A_i·I to the diagonal block and h·f_i to b.
 //!
 //! Elements (triangles: stretch/shear + aero; hinges: bend) are evaluated in parallel into per-element
-//! scratch; each matrix block and each row of b is then gathered in parallel from a list of element
-//! sources fixed at construction (no atomics, no scatter races: bit-identical at any thread count).
+//! scratch, reading each vertex as one SIMD record (`Corner`: x0, v0 and w = h²v0 + h·y, made
+//! once per vertex) and computing in SIMD vectors with the bits of the scalar formulas; each matrix
+//! block and each row of b is then gathered in parallel, row by row (`Rows`), from a list of
+//! element sources fixed at construction (no atomics, no scatter races: bit-identical at any thread
+//! count).
 //! Elements leave their blocks in compact form: a triangle's are α_aα_b·U + β_aβ_b·V + q_a·q_bᵀ
 //! ([`crate::forces::TriangleSystem`], plus one constant block per triangle from stabilized drag),
 //! a hinge's are rank one, c·g_a·g_bᵀ (see [`crate::forces::HingeGradient`]), so it leaves only
@@ -18,13 +21,14 @@
 
 use crate::constraints::Constraints;
 use crate::forces::{
-    aero, bend_gradient, spring_system, stretch, stretch_shear_system, Jacobian, SpringLaw,
-    TriangleRest, Wind,
+    aero, bend_gradient_wide, spring_system, stretch_shear_system_wide, stretch_wide, Jacobian,
+    SpringLaw, TriangleRest, Wind,
 };
 use crate::linalg::{BlockMatrix, BlockPattern};
 use crate::model::Model;
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// Compressed lists of element-scratch indices, one list per target (row or block slot).
 #[derive(Debug, Clone, Default)]
@@ -63,6 +67,17 @@ struct TriangleBlocks {
     u: Mat3A,
     v: Mat3A,
     q: [Vec3A; 3],
+}
+
+/// One vertex as the elements read it, in SIMD vectors (one 48-byte record, read by its ~6
+/// triangles and ~12 hinges): x0, v0 and the position term w = h²·v0 + h·y that the Jacobian
+/// multiplies in b (BW eqs. 15–18 with §5.3's y), computed once per vertex instead of per element
+/// corner.
+#[derive(Debug, Clone, Copy, Default)]
+struct Corner {
+    x: Vec3A,
+    v: Vec3A,
+    w: Vec3A,
 }
 
 /// Everything the assembly reads that is not in the model.
@@ -116,7 +131,9 @@ pub struct Assembly {
     /// Per hinge vertex: q_a = √c·g_a with c = h·k_d + h²·k_e, so that A gains q_a·q_bᵀ.
     hinge_q: Vec<Vec3A>,
     /// h·f + ∂f/∂x·(h²v0 + h·y) per element vertex: 3 per triangle, then 4 per hinge.
-    g: Vec<Vec3>,
+    g: Vec<Vec3A>,
+    /// Per vertex: x0, v0 and w = h²v0 + h·y ([`Corner`]).
+    corners: Vec<Corner>,
     /// Springs: diagonal sources (vertex → spring), upper slots (slot → spring) and rows
     /// (vertex → 2·spring + side, side 1 taking −g).
     diag_spring: Gather,
@@ -217,7 +234,8 @@ impl Assembly {
             blocks: vec![TriangleBlocks::default(); nt],
             air: Vec::new(),
             hinge_q: vec![Vec3A::ZERO; 4 * nh],
-            g: vec![Vec3::ZERO; 3 * nt + 4 * nh],
+            g: vec![Vec3A::ZERO; 3 * nt + 4 * nh],
+            corners: vec![Corner::default(); n],
             diag_spring: Gather::new(n, diag_spring),
             off_spring: Gather::new(nnz, off_spring),
             rows_spring: Gather::new(n, rows_spring),
@@ -235,11 +253,9 @@ impl Assembly {
         let (h, x0, v0, y) = (inp.h, inp.x0, inp.v0, &cons.y[..]);
         let (ex_t, ex_h) = (inp.explicit_triangles, inp.explicit_hinges);
         let explicit = |flags: &[bool], e: usize| flags.get(e).copied().unwrap_or(false);
-        let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
         let (tri_g, hinge_g) = self.g.split_at_mut(3 * nt);
         let skip = inp.skip_pinned;
         let (pinned_tri, pinned_hinge) = (&self.pinned_triangle, &self.pinned_hinge);
-        let (pinned, pinned_slot) = (&model.hard_pinned, &self.pinned_slot);
         if inp.wind.is_some() {
             self.air.resize(nt, Mat3A::ZERO);
         }
@@ -248,115 +264,124 @@ impl Assembly {
         } else {
             &mut []
         };
-        self.blocks
-            .par_iter_mut()
-            .zip(tri_g.par_chunks_mut(3))
-            .zip(self.stretch.par_iter_mut())
-            .enumerate()
-            .for_each(|(t, ((blk, g), s))| {
-                let tri = model.triangles[t];
-                let xs = tri.map(|i| x0[i as usize]);
-                let vs = tri.map(|i| v0[i as usize]);
-                let ex = explicit(ex_t, t);
-                // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
-                let ws = if ex {
-                    [Vec3::ZERO; 3]
-                } else {
-                    tri.map(|i| h * h * v0[i as usize] + h * y[i as usize])
-                };
-                let mat = &model.materials[model.triangle_material[t] as usize];
-                let rest = &model.triangle_rest[t];
-                if !model.triangle_membrane[t] || (skip && pinned_tri[t]) {
-                    *s = stretch(&xs, rest, mat);
-                    g.fill(Vec3::ZERO);
-                    // Not `default()`: glam's default matrix is the identity.
-                    *blk = TriangleBlocks {
-                        u: Mat3A::ZERO,
-                        v: Mat3A::ZERO,
-                        q: [Vec3A::ZERO; 3],
-                    };
-                    return;
-                }
-                let sys = stretch_shear_system(&xs, &vs, &ws, rest, mat, h);
-                *s = sys.stretch;
-                g.copy_from_slice(&sys.g);
-                *blk = if ex {
-                    // (Not `default()`: glam's default matrix is the identity.)
-                    TriangleBlocks {
-                        u: Mat3A::ZERO,
-                        v: Mat3A::ZERO,
-                        q: [Vec3A::ZERO; 3],
-                    }
-                } else {
-                    TriangleBlocks {
-                        u: sys.u,
-                        v: sys.v,
-                        q: sys.q,
-                    }
-                };
-            });
-        if let Some(w) = inp.wind {
-            // Stabilized drag: ∂f_a/∂v_b is one block for all pairs, ∂f/∂x = 0 (forces::aero).
-            air.par_iter_mut()
+        self.corners.par_iter_mut().enumerate().for_each(|(i, c)| {
+            *c = Corner {
+                x: Vec3A::from(x0[i]),
+                v: Vec3A::from(v0[i]),
+                w: Vec3A::from(h * h * v0[i] + h * y[i]),
+            };
+        });
+        let corners = &self.corners;
+        let (blocks, stretch, hinge_q) = (&mut self.blocks, &mut self.stretch, &mut self.hinge_q);
+        // Triangles (then their drag) beside the hinges: one parallel region, balanced by stealing.
+        let triangles = || {
+            let max_stretch = blocks
+                .par_iter_mut()
                 .zip(tri_g.par_chunks_mut(3))
+                .zip(stretch.par_iter_mut())
                 .enumerate()
-                .for_each(|(t, (m, g))| {
-                    let tri = model.triangles[t];
-                    let xs = tri.map(|i| x0[i as usize]);
-                    let vs = tri.map(|i| v0[i as usize]);
-                    let ef = aero(&xs, &vs, w, Jacobian::Stabilized);
-                    for (g, f) in g.iter_mut().zip(ef.f) {
-                        *g += h * f;
+                .map(|(t, ((blk, g), s))| {
+                    let c = model.triangles[t].map(|i| &corners[i as usize]);
+                    let xs = c.map(|c| c.x);
+                    let ex = explicit(ex_t, t);
+                    let mat = &model.materials[model.triangle_material[t] as usize];
+                    let rest = &model.triangle_rest[t];
+                    if !model.triangle_membrane[t] || (skip && pinned_tri[t]) {
+                        *s = stretch_wide(&xs, rest, mat);
+                        g.fill(Vec3A::ZERO);
+                        // Not `default()`: glam's default matrix is the identity.
+                        *blk = TriangleBlocks {
+                            u: Mat3A::ZERO,
+                            v: Mat3A::ZERO,
+                            q: [Vec3A::ZERO; 3],
+                        };
+                        return *s;
                     }
-                    *m = if explicit(ex_t, t) {
-                        Mat3A::ZERO
+                    let vs = c.map(|c| c.v);
+                    // An explicit triangle's b is h·f alone (w = 0) and it adds nothing to A.
+                    let ws = if ex { [Vec3A::ZERO; 3] } else { c.map(|c| c.w) };
+                    let sys = stretch_shear_system_wide(&xs, &vs, &ws, rest, mat, h);
+                    *s = sys.stretch;
+                    g.copy_from_slice(&sys.g);
+                    *blk = if ex {
+                        // (Not `default()`: glam's default matrix is the identity.)
+                        TriangleBlocks {
+                            u: Mat3A::ZERO,
+                            v: Mat3A::ZERO,
+                            q: [Vec3A::ZERO; 3],
+                        }
                     } else {
-                        Mat3A::from(ef.dfdv[0][0] * -h)
+                        TriangleBlocks {
+                            u: sys.u,
+                            v: sys.v,
+                            q: sys.q,
+                        }
                     };
-                });
-        }
-        self.hinge_q
-            .par_chunks_mut(4)
-            .zip(hinge_g.par_chunks_mut(4))
-            .enumerate()
-            .for_each(|(k, (q, g))| {
-                let hinge = model.hinges[k];
-                if skip && pinned_hinge[k] {
-                    q.fill(Vec3A::ZERO);
-                    g.fill(Vec3::ZERO);
-                    return;
-                }
-                let xs = hinge.map(|i| x0[i as usize]);
-                let vs = hinge.map(|i| v0[i as usize]);
-                let mat = &model.materials[model.hinge_material[k] as usize];
-                match bend_gradient(&xs, &vs, &model.hinge_rest[k], mat) {
-                    Some(hg) if explicit(ex_h, k) => {
-                        for a in 0..4 {
-                            q[a] = Vec3A::ZERO;
-                            g[a] = hg.grad[a] * (h * hg.scale);
+                    *s
+                })
+                .reduce(|| 0.0, f32::max);
+            if let Some(w) = inp.wind {
+                // Stabilized drag: ∂f_a/∂v_b is one block for all pairs, ∂f/∂x = 0 (forces::aero).
+                air.par_iter_mut()
+                    .zip(tri_g.par_chunks_mut(3))
+                    .enumerate()
+                    .for_each(|(t, (m, g))| {
+                        let tri = model.triangles[t];
+                        let xs = tri.map(|i| x0[i as usize]);
+                        let vs = tri.map(|i| v0[i as usize]);
+                        let ef = aero(&xs, &vs, w, Jacobian::Stabilized);
+                        for (g, f) in g.iter_mut().zip(ef.f) {
+                            *g += Vec3A::from(h * f);
                         }
-                    }
-                    Some(hg) => {
-                        // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
-                        let gw: f32 = (0..4)
-                            .map(|b| {
-                                let i = hinge[b] as usize;
-                                hg.grad[b].dot(h * h * v0[i] + h * y[i])
-                            })
-                            .sum();
-                        let root_c = (h * hg.damping + h * h * hg.stiffness).sqrt();
-                        let scale = h * hg.scale - hg.stiffness * gw;
-                        for a in 0..4 {
-                            q[a] = Vec3A::from(hg.grad[a] * root_c);
-                            g[a] = hg.grad[a] * scale;
-                        }
-                    }
-                    None => {
+                        *m = if explicit(ex_t, t) {
+                            Mat3A::ZERO
+                        } else {
+                            Mat3A::from(ef.dfdv[0][0] * -h)
+                        };
+                    });
+            }
+            max_stretch
+        };
+        let hinges = || {
+            hinge_q
+                .par_chunks_mut(4)
+                .zip(hinge_g.par_chunks_mut(4))
+                .enumerate()
+                .for_each(|(k, (q, g))| {
+                    let hinge = model.hinges[k];
+                    if skip && pinned_hinge[k] {
                         q.fill(Vec3A::ZERO);
-                        g.fill(Vec3::ZERO);
+                        g.fill(Vec3A::ZERO);
+                        return;
                     }
-                }
-            });
+                    let c = hinge.map(|i| &corners[i as usize]);
+                    let (xs, vs) = (c.map(|c| c.x), c.map(|c| c.v));
+                    let mat = &model.materials[model.hinge_material[k] as usize];
+                    match bend_gradient_wide(&xs, &vs, &model.hinge_rest[k], mat) {
+                        Some(hg) if explicit(ex_h, k) => {
+                            for a in 0..4 {
+                                q[a] = Vec3A::ZERO;
+                                g[a] = hg.grad[a] * (h * hg.scale);
+                            }
+                        }
+                        Some(hg) => {
+                            // b gains h·f_a + Σ_b ∂f_a/∂x_b·w_b = g_a·(h·s − k_e·Σ_b g_b·w_b).
+                            let gw: f32 = (0..4).map(|b| hg.grad[b].dot(c[b].w)).sum();
+                            let root_c = (h * hg.damping + h * h * hg.stiffness).sqrt();
+                            let scale = h * hg.scale - hg.stiffness * gw;
+                            for a in 0..4 {
+                                q[a] = hg.grad[a] * root_c;
+                                g[a] = hg.grad[a] * scale;
+                            }
+                        }
+                        None => {
+                            q.fill(Vec3A::ZERO);
+                            g.fill(Vec3A::ZERO);
+                        }
+                    }
+                });
+        };
+        let (max_stretch, ()) = rayon::join(triangles, hinges);
         self.spring_s
             .par_iter_mut()
             .zip(self.spring_g.par_iter_mut())
@@ -368,77 +393,159 @@ impl Assembly {
                 *g = h * sys.f + sys.k * (wj - wi);
                 *m = Mat3A::from(sys.d * h + sys.k * (h * h));
             });
-        let (ss, sg) = (&self.spring_s, &self.spring_g);
-        let (diag_s, off_s, rows_s) = (&self.diag_spring, &self.off_spring, &self.rows_spring);
-        let (blocks, gs, hq, air) = (&self.blocks, &self.g, &self.hinge_q, &self.air[..]);
-        let air = if inp.wind.is_some() { air } else { &[] };
-        let (diag_g, rows_g, off_g) = (&self.diag, &self.rows, &self.off);
-        let (diag_h, off_h) = (&self.diag_hinge, &self.off_hinge);
-        self.matrix
-            .diag
-            .par_iter_mut()
-            .zip(self.b.par_iter_mut())
-            .enumerate()
-            .for_each(|(i, (d, b))| {
-                let m = model.mass[i];
-                if skip && pinned[i] {
-                    *d = Mat3A::from_diagonal(Vec3::splat(m));
-                    *b = Vec3::ZERO;
-                    return;
-                }
-                let mut a = Mat3A::from(Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i]);
-                for &s in diag_g.sources(i) {
-                    let (t, k) = (s as usize / 3, s as usize % 3);
-                    a += triangle_block(&blocks[t], &model.triangle_rest[t], air, t, k, k);
-                }
-                for &s in diag_h.sources(i) {
-                    let q = hq[s as usize];
-                    a += outer_a(q, q);
-                }
-                for &s in diag_s.sources(i) {
-                    a += ss[s as usize];
-                }
-                let mut f = h * m * inp.gravity + cons.rhs[i];
-                for &s in rows_g.sources(i) {
-                    f += gs[s as usize];
-                }
-                for &s in rows_s.sources(i) {
-                    let g = sg[s as usize / 2];
-                    f += if s % 2 == 0 { g } else { -g };
-                }
-                if inp.air_damping > 0.0 {
-                    let hca = h * inp.air_damping * model.area[i];
-                    a += Mat3A::from_diagonal(Vec3::splat(hca));
-                    f -= hca * (v0[i] - v_air);
-                }
-                *d = a;
-                *b = f;
-            });
-        self.matrix
-            .off
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(s, o)| {
-                if skip && pinned_slot[s] {
-                    *o = Mat3A::ZERO;
-                    return;
-                }
-                let mut a = Mat3A::ZERO;
-                for &k in off_g.sources(s) {
-                    let (t, k) = (k as usize / 9, k as usize % 9);
-                    a += triangle_block(&blocks[t], &model.triangle_rest[t], air, t, k / 3, k % 3);
-                }
-                for &k in off_h.sources(s) {
-                    let k = k as usize;
-                    let hinge = k / 16;
-                    a += outer_a(hq[4 * hinge + (k / 4) % 4], hq[4 * hinge + k % 4]);
-                }
-                for &k in off_s.sources(s) {
-                    a -= ss[k as usize];
-                }
-                *o = a;
-            });
-        self.stretch.par_iter().copied().reduce(|| 0.0, f32::max)
+        let air = if inp.wind.is_some() {
+            &self.air[..]
+        } else {
+            &[]
+        };
+        let rows = Rows {
+            row_ptr: &self.matrix.pattern.row_ptr,
+            diag: &self.diag,
+            diag_hinge: &self.diag_hinge,
+            diag_spring: &self.diag_spring,
+            rows: &self.rows,
+            rows_spring: &self.rows_spring,
+            off: &self.off,
+            off_hinge: &self.off_hinge,
+            off_spring: &self.off_spring,
+            blocks: &self.blocks,
+            hinge_q: &self.hinge_q,
+            g: &self.g,
+            spring_s: &self.spring_s,
+            spring_g: &self.spring_g,
+            pinned_slot: &self.pinned_slot,
+            air,
+            model,
+            inp,
+            cons,
+        };
+        let (diag, off) = (&mut self.matrix.diag[..], &mut self.matrix.off[..]);
+        rows.fill(0..diag.len(), diag, &mut self.b, off);
+        max_stretch
+    }
+}
+
+/// The gather of A's rows and b: row i's diagonal block, its row of b and its upper slots
+/// (`row_ptr[i]..row_ptr[i + 1]`) in one parallel pass over row ranges, so that the element
+/// blocks a row reads for its diagonal are still in cache for its off-diagonal slots. Every entry
+/// sums its sources in the fixed order of its gather list (bit-identical at any thread count).
+struct Rows<'a> {
+    /// The matrix pattern's `row_ptr` (upper slots of each row).
+    row_ptr: &'a [u32],
+    /// [`Assembly`]'s gather lists and element scratch, as filled this substep.
+    diag: &'a Gather,
+    diag_hinge: &'a Gather,
+    diag_spring: &'a Gather,
+    rows: &'a Gather,
+    rows_spring: &'a Gather,
+    off: &'a Gather,
+    off_hinge: &'a Gather,
+    off_spring: &'a Gather,
+    blocks: &'a [TriangleBlocks],
+    hinge_q: &'a [Vec3A],
+    g: &'a [Vec3A],
+    spring_s: &'a [Mat3A],
+    spring_g: &'a [Vec3],
+    pinned_slot: &'a [bool],
+    /// Per triangle drag block, empty without wind.
+    air: &'a [Mat3A],
+    model: &'a Model,
+    inp: &'a StepInputs<'a>,
+    cons: &'a Constraints,
+}
+
+/// Rows per task of [`Rows::fill`].
+const ROWS_PER_TASK: usize = 256;
+
+impl Rows<'_> {
+    /// Fills rows `rows` (`diag`, `b` and `off` their parts of the matrix and of b), splitting
+    /// in halves in parallel down to [`ROWS_PER_TASK`] rows.
+    fn fill(&self, rows: Range<usize>, diag: &mut [Mat3A], b: &mut [Vec3], off: &mut [Mat3A]) {
+        if rows.len() > ROWS_PER_TASK {
+            let mid = rows.start + rows.len() / 2;
+            let row_ptr = self.row_ptr;
+            let split = (row_ptr[mid] - row_ptr[rows.start]) as usize;
+            let (d0, d1) = diag.split_at_mut(mid - rows.start);
+            let (b0, b1) = b.split_at_mut(mid - rows.start);
+            let (o0, o1) = off.split_at_mut(split);
+            rayon::join(
+                || self.fill(rows.start..mid, d0, b0, o0),
+                || self.fill(mid..rows.end, d1, b1, o1),
+            );
+            return;
+        }
+        let row_ptr = self.row_ptr;
+        let first = row_ptr[rows.start] as usize;
+        for (k, i) in rows.enumerate() {
+            (diag[k], b[k]) = self.diagonal(i);
+            for s in row_ptr[i] as usize..row_ptr[i + 1] as usize {
+                off[s - first] = self.upper(s);
+            }
+        }
+    }
+
+    /// Diagonal block and row of b of vertex `i`.
+    #[inline(always)]
+    fn diagonal(&self, i: usize) -> (Mat3A, Vec3) {
+        let (asm, model, inp, cons) = (self, self.model, self.inp, self.cons);
+        let h = inp.h;
+        let m = model.mass[i];
+        if inp.skip_pinned && model.hard_pinned[i] {
+            return (Mat3A::from_diagonal(Vec3::splat(m)), Vec3::ZERO);
+        }
+        let mut a = Mat3A::from(Mat3::from_diagonal(Vec3::splat(m)) + cons.diag[i]);
+        for &s in asm.diag.sources(i) {
+            let (t, k) = (s as usize / 3, s as usize % 3);
+            let rest = &model.triangle_rest[t];
+            a += triangle_block(&asm.blocks[t], rest, self.air, t, k, k);
+        }
+        for &s in asm.diag_hinge.sources(i) {
+            let q = asm.hinge_q[s as usize];
+            a += outer_a(q, q);
+        }
+        for &s in asm.diag_spring.sources(i) {
+            a += asm.spring_s[s as usize];
+        }
+        let mut f = Vec3A::from(h * m * inp.gravity + cons.rhs[i]);
+        for &s in asm.rows.sources(i) {
+            f += asm.g[s as usize];
+        }
+        for &s in asm.rows_spring.sources(i) {
+            let g = Vec3A::from(asm.spring_g[s as usize / 2]);
+            f += if s % 2 == 0 { g } else { -g };
+        }
+        if inp.air_damping > 0.0 {
+            let hca = h * inp.air_damping * model.area[i];
+            let v_air = inp.wind.map_or(Vec3::ZERO, |w| w.velocity);
+            a += Mat3A::from_diagonal(Vec3::splat(hca));
+            f -= Vec3A::from(hca * (inp.v0[i] - v_air));
+        }
+        (a, Vec3::from(f))
+    }
+
+    /// Upper off-diagonal block of slot `s`.
+    #[inline(always)]
+    fn upper(&self, s: usize) -> Mat3A {
+        let (asm, model) = (self, self.model);
+        if self.inp.skip_pinned && asm.pinned_slot[s] {
+            return Mat3A::ZERO;
+        }
+        let mut a = Mat3A::ZERO;
+        for &k in asm.off.sources(s) {
+            let (t, k) = (k as usize / 9, k as usize % 9);
+            let rest = &model.triangle_rest[t];
+            a += triangle_block(&asm.blocks[t], rest, self.air, t, k / 3, k % 3);
+        }
+        let hq = &asm.hinge_q;
+        for &k in asm.off_hinge.sources(s) {
+            let k = k as usize;
+            let hinge = k / 16;
+            a += outer_a(hq[4 * hinge + (k / 4) % 4], hq[4 * hinge + k % 4]);
+        }
+        for &k in asm.off_spring.sources(s) {
+            a -= asm.spring_s[k as usize];
+        }
+        a
     }
 }
 
