@@ -415,7 +415,9 @@ impl Simulation {
     /// A flag another thread (a signal handler, a UI) can raise to stop a long frame early: the
     /// next substep of [`Self::step_frame`] does not start and the frame fails with
     /// [`SimError::Stopped`], leaving the state at the last accepted substep (calling
-    /// `step_frame` again with the same inputs finishes the frame).
+    /// `step_frame` again with the same inputs finishes the frame). A frame is stopped before it
+    /// begins or once one of its substeps is accepted, never in between (its pin targets are
+    /// then already in the state and a new call could not tell).
     pub fn set_stop_flag(&mut self, flag: Arc<AtomicBool>) {
         self.stop = Some(flag);
     }
@@ -462,7 +464,18 @@ impl Simulation {
         for (k, c) in colliders.iter().enumerate() {
             c.validate(k).map_err(|e| SimError::Input(e.to_string()))?;
         }
+        // A frame that has begun (its pin targets are in the state) stops only once a substep of
+        // it is accepted (substep_pos > 0): stopped at position 0, the call that continues it
+        // would begin it again and shift the targets twice.
+        let stopped = |stop: &Option<Arc<AtomicBool>>| {
+            stop.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+        };
         if self.state.clock.substep_pos == 0 {
+            if stopped(&self.stop) {
+                return Err(SimError::Stopped {
+                    time: self.state.clock.time,
+                });
+            }
             self.state.pins.begin_frame(&self.model, pin_targets)?;
         }
         let mut report = FrameReport::new();
@@ -474,11 +487,7 @@ impl Simulation {
         let full = grid / settings.substeps as u64;
         let (state, ws) = (&mut self.state, &mut self.ws);
         while state.clock.substep_pos < grid {
-            if self
-                .stop
-                .as_ref()
-                .is_some_and(|f| f.load(Ordering::Relaxed))
-            {
+            if state.clock.substep_pos > 0 && stopped(&self.stop) {
                 return Err(SimError::Stopped {
                     time: state.clock.time,
                 });

@@ -1,8 +1,9 @@
 //! The stop flag: raised before or during a frame, the frame fails with `SimError::Stopped` before
 //! its next substep and the state stays at the last accepted substep.
 
-use clothbake_solver::fixtures::sheet;
+use clothbake_solver::fixtures::{sheet, sheet_vertex};
 use clothbake_solver::*;
+use glam::Vec3;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -26,4 +27,57 @@ fn a_raised_stop_flag_stops_the_frame_before_its_next_substep() {
     flag.store(false, Ordering::Relaxed);
     sim.step_frame(1.0 / 24.0, &[], &[]).expect("frame");
     assert!(sim.time() > t);
+}
+
+/// A sheet hanging from two corners that the frames' pin targets carry sideways, 0.2 m per frame.
+fn carried_sheet() -> (Simulation, Vec<Vec<Vec3>>) {
+    let n = 8;
+    let mut g = sheet("sheet", n, 1.0, 0.0);
+    let corners = [sheet_vertex(n, 0, 0), sheet_vertex(n, n - 1, 0)];
+    g.pins = corners
+        .iter()
+        .map(|&vertex| Pin {
+            vertex,
+            weight: 1.0,
+        })
+        .collect();
+    let rest = g.positions.clone();
+    let targets = (1..=6)
+        .map(|f| {
+            rest.iter()
+                .map(|p| *p + Vec3::new(0.2 * f as f32, 0.0, 0.0))
+                .collect()
+        })
+        .collect();
+    let sim = Simulation::new(vec![g], SimSettings::default()).expect("valid sheet");
+    (sim, targets)
+}
+
+/// Stopped at a frame boundary (the flag raised before the frame's first substep) and continued,
+/// a bake with moving pins lands on the uninterrupted bits. Until 2026-11-26 the frame began
+/// (its pin targets shifted into the state) before the stop was seen, and the call that continued
+/// it began it again: the pins' start target jumped to the end target (the time-sliced farm bake
+/// of `twist` diverged whenever a slice ended exactly between two frames).
+#[test]
+fn a_stop_at_a_frame_boundary_does_not_begin_the_frame_twice() {
+    let dt = 1.0 / 24.0;
+    let (mut plain, targets) = carried_sheet();
+    for t in &targets {
+        plain.step_frame(dt, &[], &[Some(t)]).expect("frame");
+    }
+    let (mut stopped, _) = carried_sheet();
+    let flag = Arc::new(AtomicBool::new(false));
+    stopped.set_stop_flag(Arc::clone(&flag));
+    for (f, t) in targets.iter().enumerate() {
+        if f % 2 == 1 {
+            flag.store(true, Ordering::Relaxed);
+            assert!(matches!(
+                stopped.step_frame(dt, &[], &[Some(t)]),
+                Err(SimError::Stopped { .. })
+            ));
+            flag.store(false, Ordering::Relaxed);
+        }
+        stopped.step_frame(dt, &[], &[Some(t)]).expect("frame");
+    }
+    assert_eq!(stopped.state(), plain.state());
 }
