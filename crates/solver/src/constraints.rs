@@ -80,18 +80,37 @@ pub struct Constraints {
 }
 
 impl Constraints {
-    /// Clears every per-vertex term for an `n`-vertex model (no allocation after the first call).
+    /// Clears every per-vertex term for an `n`-vertex model (no allocation after the first call):
+    /// one pass over the five arrays, on the thread pool only from
+    /// [`crate::linalg::reduce::PARALLEL_FROM`] vertices (below that a dispatch costs more than
+    /// the stores).
     pub fn begin(&mut self, n: usize) {
         self.filter.resize(n, Filter::Free);
         self.z.resize(n, Vec3::ZERO);
         self.y.resize(n, Vec3::ZERO);
         self.diag.resize(n, Mat3::ZERO);
         self.rhs.resize(n, Vec3::ZERO);
-        self.filter.par_iter_mut().for_each(|f| *f = Filter::Free);
-        self.z.par_iter_mut().for_each(|z| *z = Vec3::ZERO);
-        self.y.par_iter_mut().for_each(|y| *y = Vec3::ZERO);
-        self.diag.par_iter_mut().for_each(|d| *d = Mat3::ZERO);
-        self.rhs.par_iter_mut().for_each(|r| *r = Vec3::ZERO);
+        if crate::linalg::reduce::parallel(n) {
+            self.filter
+                .par_iter_mut()
+                .zip(self.z.par_iter_mut())
+                .zip(self.y.par_iter_mut())
+                .zip(self.diag.par_iter_mut())
+                .zip(self.rhs.par_iter_mut())
+                .for_each(|((((f, z), y), d), r)| {
+                    *f = Filter::Free;
+                    *z = Vec3::ZERO;
+                    *y = Vec3::ZERO;
+                    *d = Mat3::ZERO;
+                    *r = Vec3::ZERO;
+                });
+        } else {
+            self.filter.fill(Filter::Free);
+            self.z.fill(Vec3::ZERO);
+            self.y.fill(Vec3::ZERO);
+            self.diag.fill(Mat3::ZERO);
+            self.rhs.fill(Vec3::ZERO);
+        }
         self.active.clear();
     }
 

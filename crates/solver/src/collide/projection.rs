@@ -100,7 +100,9 @@ impl ContactDetector {
                     }));
                 let mut min_distance = f32::INFINITY;
                 let mut next_contact = 0;
+                scratch.moved.clear();
                 for (j, (xi, vi)) in xs.iter_mut().zip(vs.iter_mut()).enumerate() {
+                    let before = *xi;
                     let vertex = (first + j) as u32;
                     while next_contact < chunk_contacts.len()
                         && chunk_contacts[next_contact].vertex < vertex
@@ -140,12 +142,23 @@ impl ContactDetector {
                             pair.project(k, c, &b, xi, vi, &mut min_distance);
                         }
                     }
+                    scratch.moved.push(*xi != before);
                 }
                 scratch.min_distance = min_distance;
             });
         Ok(self.chunks[..chunk_count]
             .iter()
             .fold(f32::INFINITY, |m, s| m.min(s.min_distance)))
+    }
+}
+
+impl ContactDetector {
+    /// Which vertices the last [`Self::project_out`] moved (its end position differs from the
+    /// one it was given), into `moved` (one entry per vertex of that call).
+    pub fn moved_by_projection(&self, moved: &mut [bool]) {
+        for (part, scratch) in moved.chunks_mut(CHUNK_VERTICES).zip(&self.chunks) {
+            part.copy_from_slice(&scratch.moved);
+        }
     }
 }
 

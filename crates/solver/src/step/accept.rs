@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use crate::forces::{strain_and_stretch, stretch};
 use crate::integrator::Integrator;
-use crate::linalg::CgResult;
+use crate::linalg::{reduce, CgResult};
 use crate::model::Model;
 use crate::report::Rejection;
 use crate::sim::{SimSettings, GROW_AFTER};
@@ -88,27 +88,44 @@ pub(crate) fn judge(
     // Verlet has no implicit pin terms (z, y): it puts the pins on their targets itself.
     let any_pin = settings.integrator != Integrator::Verlet && !model.pins.is_empty();
     let x1 = &state.x;
-    let (max, stretch1, driven) = (0..model.triangles.len())
-        .into_par_iter()
-        .map(|t| {
-            let tri = model.triangles[t];
-            let rest = &model.triangle_rest[t];
-            let mat = &model.materials[model.triangle_material[t] as usize];
-            let (s1, t1) = strain_and_stretch(&tri.map(|i| x1[i as usize]), rest, mat);
-            let driven = if any_pin && tri.iter().any(|&i| pinned[i as usize]) {
+    let end = |t: usize| {
+        let tri = model.triangles[t];
+        let mat = &model.materials[model.triangle_material[t] as usize];
+        let (s1, t1) =
+            strain_and_stretch(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat);
+        ((s1, t as u32), t1)
+    };
+    let both = |a: ((f32, u32), f32), b: ((f32, u32), f32)| (larger(a.0, b.0), a.1.max(b.1));
+    let none = ((0.0, 0), 0.0);
+    // Both reductions are exact maxima (ties to the lower index), the same in any order.
+    let triangles = model.triangles.len();
+    let (max, stretch1) = if parallel_triangles(triangles) {
+        (0..triangles)
+            .into_par_iter()
+            .map(end)
+            .reduce(|| none, both)
+    } else {
+        (0..triangles).map(end).fold(none, both)
+    };
+    // Only the triangles with a hard-pinned vertex ([`Workspace::pinned_triangles`]) can have a
+    // driven strain; every other triangle's is 0.
+    let driven = if any_pin {
+        ws.pinned_triangles
+            .iter()
+            .map(|&t| {
+                let t = t as usize;
+                let tri = model.triangles[t];
+                let rest = &model.triangle_rest[t];
+                let mat = &model.materials[model.triangle_material[t] as usize];
                 let s_base = stretch(&tri.map(|i| bx[i as usize]), rest, mat);
                 let s_pin = stretch(&tri.map(x_pin), rest, mat);
                 let s_free = stretch(&tri.map(free), rest, mat);
                 s_base + (s_pin - s_free).max(0.0)
-            } else {
-                0.0
-            };
-            ((s1, t as u32), t1, driven)
-        })
-        .reduce(
-            || ((0.0, 0), 0.0, 0.0),
-            |a, b| (larger(a.0, b.0), a.1.max(b.1), a.2.max(b.2)),
-        );
+            })
+            .fold(0.0, f32::max)
+    } else {
+        0.0
+    };
     let jump = stretch1 - start_max.max(driven);
     let rejected = if cg.non_finite {
         Some(Rejection::NonFiniteSolve)
@@ -149,25 +166,40 @@ fn larger(a: (f32, u32), b: (f32, u32)) -> (f32, u32) {
     }
 }
 
+/// Whether a pass over `n` triangles runs on the thread pool: from as many triangles as a
+/// vertex pass needs vertices ([`reduce::PARALLEL_FROM`]); below that (the cape's 3.7k, the
+/// skirt's 7k) the dispatch and the wake-up of the other thread cost more than the split saves.
+fn parallel_triangles(n: usize) -> bool {
+    reduce::parallel(n)
+}
+
 /// The largest triangle stretch ([`stretch`]) at positions `x`.
 pub(crate) fn max_stretch(model: &Model, x: &[glam::Vec3]) -> f32 {
-    (0..model.triangles.len())
-        .into_par_iter()
-        .map(|t| {
-            let tri = model.triangles[t];
-            let mat = &model.materials[model.triangle_material[t] as usize];
-            stretch(&tri.map(|i| x[i as usize]), &model.triangle_rest[t], mat)
-        })
-        .reduce(|| 0.0, f32::max)
+    let at = |t: usize| {
+        let tri = model.triangles[t];
+        let mat = &model.materials[model.triangle_material[t] as usize];
+        stretch(&tri.map(|i| x[i as usize]), &model.triangle_rest[t], mat)
+    };
+    let n = model.triangles.len();
+    if parallel_triangles(n) {
+        (0..n).into_par_iter().map(at).reduce(|| 0.0, f32::max)
+    } else {
+        (0..n).map(at).fold(0.0, f32::max)
+    }
 }
 
 /// First vertex with a non-finite position or velocity.
 pub(crate) fn first_non_finite(state: &State) -> Option<usize> {
-    state
-        .x
-        .par_iter()
-        .zip(state.v.par_iter())
-        .position_first(|(x, v)| !(x.is_finite() && v.is_finite()))
+    let bad = |(x, v): (&glam::Vec3, &glam::Vec3)| !(x.is_finite() && v.is_finite());
+    if reduce::parallel(state.len()) {
+        state
+            .x
+            .par_iter()
+            .zip(state.v.par_iter())
+            .position_first(bad)
+    } else {
+        state.x.iter().zip(&state.v).position(bad)
+    }
 }
 
 /// Keeps an accepted substep of `step` grid units and `h` seconds: the contacts' friction modes
@@ -194,7 +226,7 @@ pub(crate) fn accept(state: &mut State, ws: &Workspace, h: f32, step: u64, integ
 /// produced it is discarded).
 pub(crate) fn restore(state: &mut State, ws: &Workspace) {
     state.copy_from(&ws.start);
-    state.dv.par_iter_mut().for_each(|d| *d = glam::Vec3::ZERO);
+    reduce::for_each_indexed(&mut state.dv, |_, d| *d = glam::Vec3::ZERO);
 }
 
 /// Undoes a rejected substep and halves the next one.

@@ -3,10 +3,9 @@
 //! free flight x0 + h·v0 (m) that contact detection sweeps; for a BDF2 substep, the extrapolated
 //! state (x̂, v̂) and step 2h/3 the backward-Euler stages step from ([`crate::integrator::method`]).
 
-use rayon::prelude::*;
-
 use crate::collide::MovingCollider;
 use crate::integrator::Integrator;
+use crate::linalg::reduce;
 use crate::state::State;
 use crate::workspace::Workspace;
 
@@ -26,8 +25,5 @@ pub(crate) fn run(state: &State, ws: &mut Workspace, sub: Substep, integrator: I
             end: c.at(sub.s1),
         }));
     let (x0, v0, h) = (&ws.start.x, &ws.start.v, sub.h);
-    ws.predicted
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(i, p)| *p = x0[i] + h * v0[i]);
+    reduce::for_each_indexed(&mut ws.predicted, |i, p| *p = x0[i] + h * v0[i]);
 }

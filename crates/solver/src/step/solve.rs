@@ -11,6 +11,7 @@
 
 use std::time::Instant;
 
+use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::integrator::method::MIDPOINT_THETA;
@@ -177,13 +178,15 @@ pub(crate) fn update(state: &mut State, ws: &Workspace, h: f32) {
             });
         return;
     }
-    state
-        .v
-        .par_iter_mut()
-        .zip(state.x.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, (v, x))| {
-            *v = v0[i] + dv[i];
-            *x = x0[i] + h * *v + y[i];
-        });
+    let step = |i: usize, (v, x): (&mut Vec3, &mut Vec3)| {
+        *v = v0[i] + dv[i];
+        *x = x0[i] + h * *v + y[i];
+    };
+    if reduce::parallel(state.len()) {
+        let pairs = state.v.par_iter_mut().zip(state.x.par_iter_mut());
+        pairs.enumerate().for_each(|(i, p)| step(i, p));
+    } else {
+        let pairs = state.v.iter_mut().zip(state.x.iter_mut());
+        pairs.enumerate().for_each(|(i, p)| step(i, p));
+    }
 }
