@@ -58,7 +58,7 @@ pub fn min_distance<C: Sync>(
 
 /// Distance (m) between two boxes, 0 if they overlap (unbounded boxes allowed).
 #[inline]
-fn box_gap(a: &Aabb, b: &Aabb) -> f32 {
+pub(super) fn box_gap(a: &Aabb, b: &Aabb) -> f32 {
     (a.min - b.max).max(b.min - a.max).max(Vec3::ZERO).length()
 }
 

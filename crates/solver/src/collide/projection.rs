@@ -54,6 +54,49 @@ impl ContactDetector {
         x: &mut [Vec3],
         v: &mut [Vec3],
     ) -> Result<f32, CollideError> {
+        let report = Report::Within(report_within);
+        self.project(colliders, h, contacts, x0, thickness, fixed, report, x, v)
+    }
+
+    /// [`Self::project_out`] with the same `report_within` without the distance it returns: the
+    /// same positions and velocities to the bit, without evaluating the pairs that only the
+    /// distance needs (a vertex within `report_within` of a collider's box but provably farther
+    /// than its thickness from the collider and from any contact with it on its motion).
+    #[allow(clippy::too_many_arguments)]
+    pub fn project_out_unreported(
+        &mut self,
+        colliders: &[MovingCollider],
+        h: f32,
+        contacts: &[VertexContact],
+        x0: &[Vec3],
+        thickness: &[f32],
+        fixed: &[bool],
+        report_within: f32,
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+    ) -> Result<(), CollideError> {
+        let report = Report::Unreported(report_within);
+        self.project(colliders, h, contacts, x0, thickness, fixed, report, x, v)?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn project(
+        &mut self,
+        colliders: &[MovingCollider],
+        h: f32,
+        contacts: &[VertexContact],
+        x0: &[Vec3],
+        thickness: &[f32],
+        fixed: &[bool],
+        report: Report,
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+    ) -> Result<f32, CollideError> {
+        let (report_within, reported) = match report {
+            Report::Within(m) => (m, true),
+            Report::Unreported(m) => (m, false),
+        };
         let n = x.len();
         check_len("x0", x0.len(), n)?;
         check_len("v", v.len(), n)?;
@@ -118,6 +161,7 @@ impl ContactDetector {
                         thickness: th[j],
                         fixed: fx[j],
                         margin,
+                        reported,
                         contacts: mine,
                     };
                     let mut moved_at = None;
@@ -162,6 +206,15 @@ impl ContactDetector {
     }
 }
 
+/// What [`ContactDetector::project`] reports: the smallest distance over the pairs whose boxes
+/// are within the margin (m) of each other, or nothing (the margin still decides which pairs
+/// are examined, as with the report).
+#[derive(Clone, Copy)]
+enum Report {
+    Within(f32),
+    Unreported(f32),
+}
+
 /// One vertex's per-collider projection parameters.
 struct Pair<'a> {
     h: f32,
@@ -171,6 +224,8 @@ struct Pair<'a> {
     thickness: f32,
     fixed: bool,
     margin: f32,
+    /// The smallest distance is wanted ([`Report::Within`]).
+    reported: bool,
     /// This vertex's contacts of the substep, by collider.
     contacts: &'a [VertexContact],
 }
@@ -196,6 +251,10 @@ impl Pair<'_> {
             max: self.x0.max(*x),
         };
         if !near && !swept.overlaps(&path.inflate(th.max(0.0))) {
+            return false;
+        }
+        // Unreported, a hard-pinned vertex (never moved) or one out of reach needs nothing more.
+        if !self.reported && (self.fixed || self.out_of_reach(k, c, end, *x)) {
             return false;
         }
         let (mut d, mut normal) = c.end.distance(*x);
@@ -239,5 +298,20 @@ impl Pair<'_> {
             }
             false
         }
+    }
+
+    /// Whether the vertex at `x` provably stays where it is for collider `k` (end box `end`)
+    /// without evaluating the distance d: no contact of the predicted motion with k, and the gap
+    /// g between `x` and the box (d ≥ g: the convex proxy lies in its box) beyond the thickness
+    /// by more than the rate bound K of the actual motion, so that [`Self::project`] would find
+    /// d ≥ thickness and not look for a contact on the actual motion (d − thickness > K). The
+    /// gap is lowered by the round-off margin of [`super::min_distance`] first.
+    fn out_of_reach(&self, k: u32, c: &MovingCollider, end: &Aabb, x: Vec3) -> bool {
+        let th = self.thickness;
+        let gap = super::min_distance::box_gap(end, &Aabb { min: x, max: x });
+        let below = gap * (1.0 - 1e-5) - 1e-6;
+        below > th
+            && !self.contacts.iter().any(|c| c.collider == k)
+            && below - th > c.rate_bound(self.x0, x)
     }
 }

@@ -188,18 +188,15 @@ pub(crate) fn max_stretch(model: &Model, x: &[glam::Vec3]) -> f32 {
     }
 }
 
-/// First vertex with a non-finite position or velocity.
+/// First vertex with a non-finite position or velocity. On one thread at any size: six
+/// comparisons per vertex cost less than waking the pool (on the 10k-vertex dress the parallel
+/// search was 0.4 % of a bake's CPU samples).
 pub(crate) fn first_non_finite(state: &State) -> Option<usize> {
-    let bad = |(x, v): (&glam::Vec3, &glam::Vec3)| !(x.is_finite() && v.is_finite());
-    if reduce::parallel(state.len()) {
-        state
-            .x
-            .par_iter()
-            .zip(state.v.par_iter())
-            .position_first(bad)
-    } else {
-        state.x.iter().zip(&state.v).position(bad)
-    }
+    state
+        .x
+        .iter()
+        .zip(&state.v)
+        .position(|(x, v)| !(x.is_finite() && v.is_finite()))
 }
 
 /// Keeps an accepted substep of `step` grid units and `h` seconds: the contacts' friction modes

@@ -92,12 +92,14 @@ pub(crate) fn implicit_friction(model: &Model, state: &State, ws: &mut Workspace
 /// any free vertex closer than its thickness to a collider's end-of-substep surface is moved out
 /// to the thickness (on its entry side if it tunnelled) and loses its inward velocity relative to
 /// the surface. Marks moved vertices in `ws.held`. Returns the smallest distance left (m) among
-/// vertices within 5 cm of a collider (+inf if none).
+/// vertices within 5 cm of a collider (+inf if none, or if not `distance`: then the pairs only
+/// the distance needs are not evaluated).
 pub(crate) fn release(
     model: &Model,
     state: &mut State,
     ws: &mut Workspace,
     h: f32,
+    distance: bool,
 ) -> Result<f32, SimError> {
     let bh = ws.base.step(h);
     ws.constraints.apply_friction(
@@ -113,20 +115,37 @@ pub(crate) fn release(
         ws.held.fill(false);
         return Ok(f32::INFINITY);
     }
-    let min = ws
-        .detector
-        .project_out(
-            &ws.sub_colliders,
+    let d = &mut ws.detector;
+    let (colliders, contacts, x0) = (&ws.sub_colliders, &ws.contacts, &ws.start.x);
+    let (thickness, fixed) = (&model.thickness, &model.hard_pinned);
+    let (x, v) = (&mut state.x, &mut state.v);
+    let min = if distance {
+        d.project_out(
+            colliders,
             h,
-            &ws.contacts,
-            &ws.start.x,
-            &model.thickness,
-            &model.hard_pinned,
+            contacts,
+            x0,
+            thickness,
+            fixed,
             REPORT_WITHIN,
-            &mut state.x,
-            &mut state.v,
+            x,
+            v,
         )
-        .map_err(|e| SimError::Input(e.to_string()))?;
+    } else {
+        d.project_out_unreported(
+            colliders,
+            h,
+            contacts,
+            x0,
+            thickness,
+            fixed,
+            REPORT_WITHIN,
+            x,
+            v,
+        )
+        .map(|()| f32::INFINITY)
+    };
+    let min = min.map_err(|e| SimError::Input(e.to_string()))?;
     ws.detector.moved_by_projection(&mut ws.held);
     Ok(min)
 }
