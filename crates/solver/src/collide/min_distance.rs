@@ -80,7 +80,9 @@ mod tests {
     /// points inside, near and far from spheres, tapered capsules and a plane.
     #[test]
     fn culled_minimum_equals_the_plain_loop() {
-        let end = |c: &MovingCollider| -> &ColliderShape { &c.end };
+        fn end(c: &MovingCollider) -> &ColliderShape {
+            &c.end
+        }
         let mut s = 0x2545_f491_4f6c_dd1du64;
         let mut rnd = || {
             s ^= s << 13;

@@ -215,6 +215,13 @@ enum Report {
     Unreported(f32),
 }
 
+/// What [`Pair::reach`] proved: the collider cannot move the vertex, or it may (with the rate
+/// bound of the vertex's motion if that was computed).
+enum Reach {
+    Out,
+    Maybe(Option<f32>),
+}
+
 /// One vertex's per-collider projection parameters.
 struct Pair<'a> {
     h: f32,
@@ -254,8 +261,15 @@ impl Pair<'_> {
             return false;
         }
         // Unreported, a hard-pinned vertex (never moved) or one out of reach needs nothing more.
-        if !self.reported && (self.fixed || self.out_of_reach(k, c, end, *x)) {
-            return false;
+        let mut rate = None;
+        if !self.reported {
+            if self.fixed {
+                return false;
+            }
+            match self.reach(k, c, end, *x) {
+                Reach::Out => return false,
+                Reach::Maybe(bound) => rate = bound,
+            }
         }
         let (mut d, mut normal) = c.end.distance(*x);
         // The contact of the predicted motion, or, without one, of the actual motion x0 → x when
@@ -267,7 +281,8 @@ impl Pair<'_> {
             .find(|c| c.collider == k)
             .copied()
             .or_else(|| {
-                let reachable = d - th <= c.rate_bound(self.x0, *x);
+                let rate = rate.unwrap_or_else(|| c.rate_bound(self.x0, *x));
+                let reachable = d - th <= rate;
                 reachable
                     .then(|| vertex_contact(c, k, self.vertex, self.h, self.x0, *x, th))
                     .flatten()
@@ -305,13 +320,20 @@ impl Pair<'_> {
     /// g between `x` and the box (d ≥ g: the convex proxy lies in its box) beyond the thickness
     /// by more than the rate bound K of the actual motion, so that [`Self::project`] would find
     /// d ≥ thickness and not look for a contact on the actual motion (d − thickness > K). The
-    /// gap is lowered by the round-off margin of [`super::min_distance`] first.
-    fn out_of_reach(&self, k: u32, c: &MovingCollider, end: &Aabb, x: Vec3) -> bool {
+    /// gap is lowered by the round-off margin of [`super::min_distance`] first. K, once
+    /// computed, is passed on.
+    fn reach(&self, k: u32, c: &MovingCollider, end: &Aabb, x: Vec3) -> Reach {
         let th = self.thickness;
         let gap = super::min_distance::box_gap(end, &Aabb { min: x, max: x });
         let below = gap * (1.0 - 1e-5) - 1e-6;
-        below > th
-            && !self.contacts.iter().any(|c| c.collider == k)
-            && below - th > c.rate_bound(self.x0, x)
+        if !(below > th) || self.contacts.iter().any(|c| c.collider == k) {
+            return Reach::Maybe(None);
+        }
+        let rate = c.rate_bound(self.x0, x);
+        if below - th > rate {
+            Reach::Out
+        } else {
+            Reach::Maybe(Some(rate))
+        }
     }
 }
