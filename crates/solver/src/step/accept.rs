@@ -88,30 +88,24 @@ pub(crate) fn judge(
     // Verlet has no implicit pin terms (z, y): it puts the pins on their targets itself.
     let any_pin = settings.integrator != Integrator::Verlet && !model.pins.is_empty();
     let x1 = &state.x;
+    let end = |t: usize| {
+        let tri = model.triangles[t];
+        let mat = &model.materials[model.triangle_material[t] as usize];
+        let (s1, t1) =
+            strain_and_stretch(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat);
+        ((s1, t as u32), t1)
+    };
     let both = |a: ((f32, u32), f32), b: ((f32, u32), f32)| (larger(a.0, b.0), a.1.max(b.1));
     let none = ((0.0, 0), 0.0);
-    // Per fixed chunk of triangles, the slices zipped (no bounds checks but the vertex reads).
-    let chunk = |c: usize| {
-        let first = c * TRIANGLE_CHUNK;
-        let range = first..model.triangles.len().min(first + TRIANGLE_CHUNK);
-        let triangles = model.triangles[range.clone()].iter();
-        let rests = model.triangle_rest[range.clone()].iter();
-        let materials = model.triangle_material[range].iter();
-        let mut best = none;
-        for (k, ((tri, rest), &m)) in triangles.zip(rests).zip(materials).enumerate() {
-            let mat = &model.materials[m as usize];
-            let (s1, t1) = strain_and_stretch(&tri.map(|i| x1[i as usize]), rest, mat);
-            best = both(best, ((s1, (first + k) as u32), t1));
-        }
-        best
-    };
     // Both reductions are exact maxima (ties to the lower index), the same in any order.
     let triangles = model.triangles.len();
-    let chunks = triangles.div_ceil(TRIANGLE_CHUNK);
     let (max, stretch1) = if parallel_triangles(triangles) {
-        (0..chunks).into_par_iter().map(chunk).reduce(|| none, both)
+        (0..triangles)
+            .into_par_iter()
+            .map(end)
+            .reduce(|| none, both)
     } else {
-        (0..chunks).map(chunk).fold(none, both)
+        (0..triangles).map(end).fold(none, both)
     };
     // Only the triangles with a hard-pinned vertex ([`Workspace::pinned_triangles`]) can have a
     // driven strain; every other triangle's is 0.
@@ -171,9 +165,6 @@ fn larger(a: (f32, u32), b: (f32, u32)) -> (f32, u32) {
         a
     }
 }
-
-/// Triangles per unit of work of [`judge`]'s strain pass.
-const TRIANGLE_CHUNK: usize = 512;
 
 /// Whether a pass over `n` triangles runs on the thread pool: from as many triangles as a
 /// vertex pass needs vertices ([`reduce::PARALLEL_FROM`]); below that (the cape's 3.7k, the
