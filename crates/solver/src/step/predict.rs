@@ -3,6 +3,8 @@
 //! free flight x0 + h·v0 (m) that contact detection sweeps; for a BDF2 substep, the extrapolated
 //! state (x̂, v̂) and step 2h/3 the backward-Euler stages step from ([`crate::integrator::method`]).
 
+use rayon::prelude::*;
+
 use crate::collide::MovingCollider;
 use crate::integrator::Integrator;
 use crate::linalg::reduce;
@@ -25,5 +27,16 @@ pub(crate) fn run(state: &State, ws: &mut Workspace, sub: Substep, integrator: I
             end: c.at(sub.s1),
         }));
     let (x0, v0, h) = (&ws.start.x, &ws.start.v, sub.h);
-    reduce::for_each_indexed(&mut ws.predicted, |i, p| *p = x0[i] + h * v0[i]);
+    let flight = |first: usize, ps: &mut [glam::Vec3]| {
+        for (k, p) in ps.iter_mut().enumerate() {
+            *p = x0[first + k] + h * v0[first + k];
+        }
+    };
+    if reduce::parallel(ws.predicted.len()) {
+        // By fixed chunks, each on one thread (per item, rayon's splitting costs more).
+        let chunks = ws.predicted.par_chunks_mut(reduce::CHUNK).enumerate();
+        chunks.for_each(|(c, ps)| flight(c * reduce::CHUNK, ps));
+    } else {
+        flight(0, &mut ws.predicted);
+    }
 }
