@@ -125,9 +125,10 @@ pub struct SimSettings {
     /// Measure the smallest vertex–collider distance of every substep
     /// (`SubstepReport::min_collider_distance` and the frame's minimum of it; default on).
     /// Diagnostics only: off, those are +inf and the substep skips the distance evaluations only
-    /// they need (the projection out of the colliders moves the same vertices to the same bits,
-    /// [`crate::collide::ContactDetector::project_out_unreported`]), 1–2 % of a dress bake's CPU
-    /// time. The bake command measures its frames' distances itself and turns it off.
+    /// they need: a pass over every vertex after cloth–cloth collision, and in the projection
+    /// out of the colliders the pairs only the distance needs (the same vertices move to the same
+    /// bits, [`crate::collide::ContactDetector::project_out_unreported`]). The bake command
+    /// measures its frames' distances itself and turns it off.
     pub collider_distances: bool,
 }
 

@@ -326,14 +326,15 @@ impl Pair<'_> {
         let th = self.thickness;
         let gap = super::min_distance::box_gap(end, &Aabb { min: x, max: x });
         let below = gap * (1.0 - 1e-5) - 1e-6;
-        if !(below > th) || self.contacts.iter().any(|c| c.collider == k) {
-            return Reach::Maybe(None);
-        }
-        let rate = c.rate_bound(self.x0, x);
-        if below - th > rate {
-            Reach::Out
+        if below > th && !self.contacts.iter().any(|c| c.collider == k) {
+            let rate = c.rate_bound(self.x0, x);
+            if below - th > rate {
+                Reach::Out
+            } else {
+                Reach::Maybe(Some(rate))
+            }
         } else {
-            Reach::Maybe(Some(rate))
+            Reach::Maybe(None)
         }
     }
 }
