@@ -165,13 +165,14 @@ fn larger(a: (f32, u32), b: (f32, u32)) -> (f32, u32) {
     }
 }
 
-/// Whether a pass over `n` triangles runs on the thread pool: from as many triangles as a
-/// vertex pass needs vertices ([`reduce::PARALLEL_FROM`]); below that (the cape's 3.6k, the
-/// skirt's 6.9k) on the calling thread, which spares the other thread's wake-up (on the cape a
-/// parallel judge from 1,000 triangles on made the `solver_other` stage slower: 0.037 s against
-/// 0.028 s, mean of six bakes each on a loaded machine).
+/// Whether a pass over `n` triangles runs on the thread pool, by fixed chunks of
+/// [`reduce::CHUNK`]: from two chunks on. A triangle's strain costs far more than a vertex pass's
+/// element, so the pass gains from the other thread long before [`reduce::PARALLEL_FROM`]: the
+/// judge on one thread made the `solver_other` stage of the bpy skirt (6.9k triangles) 0.079 s
+/// against 0.047 s in chunks on both (cape, 3.6k: 0.023 s against 0.017 s; means of 5 and 10
+/// alternating bakes on a quiet machine).
 fn parallel_triangles(n: usize) -> bool {
-    reduce::parallel(n)
+    n >= 2 * reduce::CHUNK
 }
 
 /// The largest triangle stretch ([`stretch`]) at positions `x`.
