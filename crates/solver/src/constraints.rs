@@ -91,18 +91,19 @@ impl Constraints {
         self.diag.resize(n, Mat3::ZERO);
         self.rhs.resize(n, Vec3::ZERO);
         if crate::linalg::reduce::parallel(n) {
+            const C: usize = crate::linalg::reduce::CHUNK;
             self.filter
-                .par_iter_mut()
-                .zip(self.z.par_iter_mut())
-                .zip(self.y.par_iter_mut())
-                .zip(self.diag.par_iter_mut())
-                .zip(self.rhs.par_iter_mut())
+                .par_chunks_mut(C)
+                .zip(self.z.par_chunks_mut(C))
+                .zip(self.y.par_chunks_mut(C))
+                .zip(self.diag.par_chunks_mut(C))
+                .zip(self.rhs.par_chunks_mut(C))
                 .for_each(|((((f, z), y), d), r)| {
-                    *f = Filter::Free;
-                    *z = Vec3::ZERO;
-                    *y = Vec3::ZERO;
-                    *d = Mat3::ZERO;
-                    *r = Vec3::ZERO;
+                    f.fill(Filter::Free);
+                    z.fill(Vec3::ZERO);
+                    y.fill(Vec3::ZERO);
+                    d.fill(Mat3::ZERO);
+                    r.fill(Vec3::ZERO);
                 });
         } else {
             self.filter.fill(Filter::Free);

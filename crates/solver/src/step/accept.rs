@@ -95,35 +95,47 @@ pub(crate) fn judge(
             strain_and_stretch(&tri.map(|i| x1[i as usize]), &model.triangle_rest[t], mat);
         ((s1, t as u32), t1)
     };
-    let both = |a: ((f32, u32), f32), b: ((f32, u32), f32)| (larger(a.0, b.0), a.1.max(b.1));
-    let none = ((0.0, 0), 0.0);
-    // Both reductions are exact maxima (ties to the lower index), the same in any order.
-    let triangles = model.triangles.len();
-    let (max, stretch1) = if parallel_triangles(triangles) {
-        let chunk = |c: usize| chunk_range(c, triangles).map(end).fold(none, both);
-        let chunks = triangles.div_ceil(reduce::CHUNK);
-        (0..chunks).into_par_iter().map(chunk).reduce(|| none, both)
-    } else {
-        (0..triangles).map(end).fold(none, both)
+    // Only the triangles with a hard-pinned vertex ([`Workspace::pinned_triangles`], ascending)
+    // can have a driven strain; every other triangle's is 0.
+    let driven_at = |&t: &u32| {
+        let t = t as usize;
+        let tri = model.triangles[t];
+        let rest = &model.triangle_rest[t];
+        let mat = &model.materials[model.triangle_material[t] as usize];
+        let s_base = stretch(&tri.map(|i| bx[i as usize]), rest, mat);
+        let s_pin = stretch(&tri.map(x_pin), rest, mat);
+        let s_free = stretch(&tri.map(free), rest, mat);
+        s_base + (s_pin - s_free).max(0.0)
     };
-    // Only the triangles with a hard-pinned vertex ([`Workspace::pinned_triangles`]) can have a
-    // driven strain; every other triangle's is 0.
-    let driven = if any_pin {
-        ws.pinned_triangles
+    let pinned_triangles: &[u32] = if any_pin { &ws.pinned_triangles } else { &[] };
+    // The triangles `range` and the pinned ones among them: (largest strain and its triangle,
+    // largest stretch, largest driven strain).
+    let over = |range: std::ops::Range<usize>| {
+        let lo = pinned_triangles.partition_point(|&t| (t as usize) < range.start);
+        let hi = pinned_triangles.partition_point(|&t| (t as usize) < range.end);
+        let none: ((f32, u32), f32) = ((0.0, 0), 0.0);
+        let (max, stretch1) = range
+            .map(end)
+            .fold(none, |a, b| (larger(a.0, b.0), a.1.max(b.1)));
+        let driven = pinned_triangles[lo..hi]
             .iter()
-            .map(|&t| {
-                let t = t as usize;
-                let tri = model.triangles[t];
-                let rest = &model.triangle_rest[t];
-                let mat = &model.materials[model.triangle_material[t] as usize];
-                let s_base = stretch(&tri.map(|i| bx[i as usize]), rest, mat);
-                let s_pin = stretch(&tri.map(x_pin), rest, mat);
-                let s_free = stretch(&tri.map(free), rest, mat);
-                s_base + (s_pin - s_free).max(0.0)
-            })
-            .fold(0.0, f32::max)
+            .map(driven_at)
+            .fold(0.0, f32::max);
+        (max, stretch1, driven)
+    };
+    // All three are exact maxima (ties to the lower index), the same in any order.
+    let triangles = model.triangles.len();
+    let (max, stretch1, driven) = if parallel_triangles(triangles) {
+        let chunks = triangles.div_ceil(reduce::CHUNK);
+        (0..chunks)
+            .into_par_iter()
+            .map(|c| over(chunk_range(c, triangles)))
+            .reduce(
+                || ((0.0, 0), 0.0, 0.0),
+                |a, b| (larger(a.0, b.0), a.1.max(b.1), a.2.max(b.2)),
+            )
     } else {
-        0.0
+        over(0..triangles)
     };
     let jump = stretch1 - start_max.max(driven);
     let rejected = if cg.non_finite {
