@@ -50,6 +50,8 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
             Some(PreconditionerName::Amg) => Preconditioner::Amg,
             Some(PreconditionerName::Auto) => Preconditioner::Auto,
         },
+        // The bake measures each frame's distance to the colliders itself (its report).
+        collider_distances: false,
         ..defaults
     }
 }

@@ -564,15 +564,11 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: &Path) -> Result<Plan>
 }
 
 /// Smallest signed distance (m) from any vertex to any collider surface; None without colliders.
+/// The solver's box-culled minimum, equal to the bit to the plain loop over every vertex and
+/// collider ([`clothbake_solver::collide::min_distance`]).
 fn min_collider_distance(x: &[Vec3], shapes: &[ColliderShape]) -> Option<f32> {
     if shapes.is_empty() || x.is_empty() {
         return None;
     }
-    let mut best = f32::INFINITY;
-    for s in shapes {
-        for p in x {
-            best = best.min(s.distance(*p).0);
-        }
-    }
-    Some(best)
+    Some(clothbake_solver::collide::min_distance(x, shapes, |s| s))
 }

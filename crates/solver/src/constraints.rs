@@ -80,18 +80,38 @@ pub struct Constraints {
 }
 
 impl Constraints {
-    /// Clears every per-vertex term for an `n`-vertex model (no allocation after the first call).
+    /// Clears every per-vertex term for an `n`-vertex model (no allocation after the first call):
+    /// one pass over the five arrays, on the thread pool only from
+    /// [`crate::linalg::reduce::PARALLEL_FROM`] vertices (below that a dispatch costs more than
+    /// the stores).
     pub fn begin(&mut self, n: usize) {
         self.filter.resize(n, Filter::Free);
         self.z.resize(n, Vec3::ZERO);
         self.y.resize(n, Vec3::ZERO);
         self.diag.resize(n, Mat3::ZERO);
         self.rhs.resize(n, Vec3::ZERO);
-        self.filter.par_iter_mut().for_each(|f| *f = Filter::Free);
-        self.z.par_iter_mut().for_each(|z| *z = Vec3::ZERO);
-        self.y.par_iter_mut().for_each(|y| *y = Vec3::ZERO);
-        self.diag.par_iter_mut().for_each(|d| *d = Mat3::ZERO);
-        self.rhs.par_iter_mut().for_each(|r| *r = Vec3::ZERO);
+        if crate::linalg::reduce::parallel(n) {
+            const C: usize = crate::linalg::reduce::CHUNK;
+            self.filter
+                .par_chunks_mut(C)
+                .zip(self.z.par_chunks_mut(C))
+                .zip(self.y.par_chunks_mut(C))
+                .zip(self.diag.par_chunks_mut(C))
+                .zip(self.rhs.par_chunks_mut(C))
+                .for_each(|((((f, z), y), d), r)| {
+                    f.fill(Filter::Free);
+                    z.fill(Vec3::ZERO);
+                    y.fill(Vec3::ZERO);
+                    d.fill(Mat3::ZERO);
+                    r.fill(Vec3::ZERO);
+                });
+        } else {
+            self.filter.fill(Filter::Free);
+            self.z.fill(Vec3::ZERO);
+            self.y.fill(Vec3::ZERO);
+            self.diag.fill(Mat3::ZERO);
+            self.rhs.fill(Vec3::ZERO);
+        }
         self.active.clear();
     }
 

@@ -71,7 +71,8 @@ pub struct SubstepReport {
     pub projected_strain: Option<f32>,
     /// Vertices constrained by collider contacts.
     pub contacts: u32,
-    /// Smallest vertex–collider signed distance after projection (m); +inf without colliders.
+    /// Smallest vertex–collider signed distance after projection (m); +inf without colliders or
+    /// with [`crate::SimSettings::collider_distances`] off.
     pub min_collider_distance: f32,
     /// Cloth–cloth contacts handled.
     pub self_contacts: u32,

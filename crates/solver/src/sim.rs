@@ -122,6 +122,14 @@ pub struct SimSettings {
     /// raised the strain the step-size controller judges). Diagnostics only, off by default: two
     /// strain passes over every triangle per substep, 2–3 % of a dress bake's CPU time.
     pub stage_strains: bool,
+    /// Measure the smallest vertex–collider distance of every substep
+    /// (`SubstepReport::min_collider_distance` and the frame's minimum of it; default on).
+    /// Diagnostics only: off, those are +inf and the substep skips the distance evaluations only
+    /// they need: a pass over every vertex after cloth–cloth collision, and in the projection
+    /// out of the colliders the pairs only the distance needs (the same vertices move to the same
+    /// bits, [`crate::collide::ContactDetector::project_out_unreported`]). The bake command
+    /// measures its frames' distances itself and turns it off.
+    pub collider_distances: bool,
 }
 
 impl Default for SimSettings {
@@ -145,6 +153,7 @@ impl Default for SimSettings {
             kang_iterations: crate::integrator::kang::DEFAULT_ITERATIONS,
             verlet_iterations: crate::integrator::verlet::DEFAULT_ITERATIONS,
             stage_strains: false,
+            collider_distances: true,
             self_contact_damping: DEFAULT_SELF_CONTACT_DAMPING,
         }
     }

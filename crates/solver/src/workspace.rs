@@ -33,7 +33,7 @@ pub struct Workspace {
     pub(crate) contacts: Vec<VertexContact>,
     /// The frame's colliders interpolated to this substep's start and end.
     pub(crate) sub_colliders: Vec<MovingCollider>,
-    /// Free-flight prediction x0 + h·v0 (m); reused as the pre-projection copy of x1.
+    /// Free-flight prediction x0 + h·v0 (m).
     pub(crate) predicted: Vec<Vec3>,
     /// Positions right after the solve and after the collider corrections (m): a rejected
     /// substep's strain jump is charged to the stage that raised it ([`crate::report::Rejections`])
@@ -50,6 +50,9 @@ pub struct Workspace {
     pub(crate) damped_last: bool,
     /// Per vertex: held by a collider this substep (contact or projection).
     pub(crate) held: Vec<bool>,
+    /// The triangles with a hard-pinned vertex, ascending: the only ones whose strain the pins'
+    /// motion can excuse ([`crate::step::accept::judge`]).
+    pub(crate) pinned_triangles: Vec<u32>,
     /// AIMEX's per-vertex stiffness sums and the substep's implicit/explicit split (empty unless
     /// the integrator is AIMEX).
     pub(crate) aimex: Aimex,
@@ -83,6 +86,12 @@ impl Workspace {
             warm_dv: Vec::new(),
             damped_last: false,
             held: vec![false; n],
+            pinned_triangles: (0..model.triangles.len() as u32)
+                .filter(|&t| {
+                    let tri = model.triangles[t as usize];
+                    tri.iter().any(|&i| model.hard_pinned[i as usize])
+                })
+                .collect(),
             aimex: Aimex::default(),
             projected: ProjectedDamping::default(),
             newton: Default::default(),

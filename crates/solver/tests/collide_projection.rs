@@ -195,3 +195,79 @@ fn length_errors_name_the_array() {
         }
     );
 }
+
+/// Without the distance report the projection moves the same vertices to the same bits, with
+/// and without contacts of a predicted motion (close to the actual one, or far from it: then the
+/// contact's plane can project a vertex far from the proxy), at report margins from none to
+/// everything (where the reported projection evaluates every pair and the unreported one skips
+/// most of them), and marks exactly the vertices it moved.
+#[test]
+fn unreported_projection_gives_the_same_bits() {
+    let mut rng = Rng::new(57);
+    let mut colliders = Vec::new();
+    for k in 0..12 {
+        let start = rng.shape(k % 2);
+        let end = rng.moved(&start, 0.03);
+        colliders.push(MovingCollider { start, end });
+    }
+    let n = 4000;
+    let h = 1.0 / 96.0;
+    let x: Vec<Vec3> = (0..n).map(|_| rng.vec_in_cube(0.35)).collect();
+    let v: Vec<Vec3> = (0..n).map(|_| rng.vec_in_cube(1.0)).collect();
+    let thickness: Vec<f32> = (0..n).map(|_| rng.range(0.002, 0.01)).collect();
+    let fixed: Vec<bool> = (0..n).map(|i| i % 89 == 0).collect();
+    let bits = |a: &[Vec3]| -> Vec<[u32; 3]> {
+        a.iter().map(|p| p.to_array().map(f32::to_bits)).collect()
+    };
+    let mut detector = ContactDetector::new();
+    let mut contacts = Vec::new();
+    // (actual motion, predicted motion's distance from the actual end) in m.
+    for (moved_by, predicted_off) in [(0.04, 0.02), (0.002, 0.15)] {
+        let x0: Vec<Vec3> = x.iter().map(|p| *p + rng.vec_in_cube(moved_by)).collect();
+        let predicted: Vec<Vec3> = x
+            .iter()
+            .map(|p| *p + rng.vec_in_cube(predicted_off))
+            .collect();
+        detector
+            .detect(&colliders, h, &x0, &predicted, &thickness, &mut contacts)
+            .unwrap();
+        assert!(
+            contacts.len() > 100,
+            "{} contacts: weak test",
+            contacts.len()
+        );
+        for with_contacts in [false, true] {
+            let contacts = if with_contacts { &contacts[..] } else { &[] };
+            for margin in [f32::INFINITY, 0.05, 0.0] {
+                let case = format!("motion {moved_by}, contacts {with_contacts}, margin {margin}");
+                let (mut xr, mut vr) = (x.clone(), v.clone());
+                detector
+                    .project_out(
+                        &colliders, h, contacts, &x0, &thickness, &fixed, margin, &mut xr, &mut vr,
+                    )
+                    .unwrap();
+                let (mut xu, mut vu) = (x.clone(), v.clone());
+                detector
+                    .project_out_unreported(
+                        &colliders, h, contacts, &x0, &thickness, &fixed, margin, &mut xu, &mut vu,
+                    )
+                    .unwrap();
+                let first_diff = |a: &[Vec3], b: &[Vec3]| {
+                    let (a, b) = (bits(a), bits(b));
+                    (0..n).find(|&i| a[i] != b[i])
+                };
+                assert_eq!(first_diff(&xu, &xr), None, "x, {case}");
+                assert_eq!(first_diff(&vu, &vr), None, "v, {case}");
+                let mut moved = vec![false; n];
+                detector.moved_by_projection(&mut moved);
+                let changed: Vec<bool> = x.iter().zip(&xu).map(|(a, b)| a != b).collect();
+                assert_eq!(moved, changed, "{case}");
+                let count = changed.iter().filter(|&&m| m).count();
+                assert!(
+                    count > 100,
+                    "only {count} vertices projected: weak test ({case})"
+                );
+            }
+        }
+    }
+}

@@ -23,6 +23,8 @@ pub(super) struct ChunkScratch {
     contacts: Vec<VertexContact>,
     /// Smallest distance left by [`ContactDetector::project_out`] in this chunk (m).
     pub(super) min_distance: f32,
+    /// Per vertex of this chunk: moved by the last [`ContactDetector::project_out`].
+    pub(super) moved: Vec<bool>,
 }
 
 /// Reusable workspace for [`ContactDetector::detect`]: swept collider boxes and per-chunk buffers.

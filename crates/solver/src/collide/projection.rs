@@ -54,6 +54,49 @@ impl ContactDetector {
         x: &mut [Vec3],
         v: &mut [Vec3],
     ) -> Result<f32, CollideError> {
+        let report = Report::Within(report_within);
+        self.project(colliders, h, contacts, x0, thickness, fixed, report, x, v)
+    }
+
+    /// [`Self::project_out`] with the same `report_within` without the distance it returns: the
+    /// same positions and velocities to the bit, without evaluating the pairs that only the
+    /// distance needs (a vertex within `report_within` of a collider's box but provably farther
+    /// than its thickness from the collider and from any contact with it on its motion).
+    #[allow(clippy::too_many_arguments)]
+    pub fn project_out_unreported(
+        &mut self,
+        colliders: &[MovingCollider],
+        h: f32,
+        contacts: &[VertexContact],
+        x0: &[Vec3],
+        thickness: &[f32],
+        fixed: &[bool],
+        report_within: f32,
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+    ) -> Result<(), CollideError> {
+        let report = Report::Unreported(report_within);
+        self.project(colliders, h, contacts, x0, thickness, fixed, report, x, v)?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn project(
+        &mut self,
+        colliders: &[MovingCollider],
+        h: f32,
+        contacts: &[VertexContact],
+        x0: &[Vec3],
+        thickness: &[f32],
+        fixed: &[bool],
+        report: Report,
+        x: &mut [Vec3],
+        v: &mut [Vec3],
+    ) -> Result<f32, CollideError> {
+        let (report_within, reported) = match report {
+            Report::Within(m) => (m, true),
+            Report::Unreported(m) => (m, false),
+        };
         let n = x.len();
         check_len("x0", x0.len(), n)?;
         check_len("v", v.len(), n)?;
@@ -100,7 +143,9 @@ impl ContactDetector {
                     }));
                 let mut min_distance = f32::INFINITY;
                 let mut next_contact = 0;
+                scratch.moved.clear();
                 for (j, (xi, vi)) in xs.iter_mut().zip(vs.iter_mut()).enumerate() {
+                    let before = *xi;
                     let vertex = (first + j) as u32;
                     while next_contact < chunk_contacts.len()
                         && chunk_contacts[next_contact].vertex < vertex
@@ -116,6 +161,7 @@ impl ContactDetector {
                         thickness: th[j],
                         fixed: fx[j],
                         margin,
+                        reported,
                         contacts: mine,
                     };
                     let mut moved_at = None;
@@ -140,6 +186,7 @@ impl ContactDetector {
                             pair.project(k, c, &b, xi, vi, &mut min_distance);
                         }
                     }
+                    scratch.moved.push(*xi != before);
                 }
                 scratch.min_distance = min_distance;
             });
@@ -147,6 +194,32 @@ impl ContactDetector {
             .iter()
             .fold(f32::INFINITY, |m, s| m.min(s.min_distance)))
     }
+}
+
+impl ContactDetector {
+    /// Which vertices the last [`Self::project_out`] moved (its end position differs from the
+    /// one it was given), into `moved` (one entry per vertex of that call).
+    pub fn moved_by_projection(&self, moved: &mut [bool]) {
+        for (part, scratch) in moved.chunks_mut(CHUNK_VERTICES).zip(&self.chunks) {
+            part.copy_from_slice(&scratch.moved);
+        }
+    }
+}
+
+/// What [`ContactDetector::project`] reports: the smallest distance over the pairs whose boxes
+/// are within the margin (m) of each other, or nothing (the margin still decides which pairs
+/// are examined, as with the report).
+#[derive(Clone, Copy)]
+enum Report {
+    Within(f32),
+    Unreported(f32),
+}
+
+/// What [`Pair::reach`] proved: the collider cannot move the vertex, or it may (with the rate
+/// bound of the vertex's motion if that was computed).
+enum Reach {
+    Out,
+    Maybe(Option<f32>),
 }
 
 /// One vertex's per-collider projection parameters.
@@ -158,6 +231,8 @@ struct Pair<'a> {
     thickness: f32,
     fixed: bool,
     margin: f32,
+    /// The smallest distance is wanted ([`Report::Within`]).
+    reported: bool,
     /// This vertex's contacts of the substep, by collider.
     contacts: &'a [VertexContact],
 }
@@ -185,6 +260,17 @@ impl Pair<'_> {
         if !near && !swept.overlaps(&path.inflate(th.max(0.0))) {
             return false;
         }
+        // Unreported, a hard-pinned vertex (never moved) or one out of reach needs nothing more.
+        let mut rate = None;
+        if !self.reported {
+            if self.fixed {
+                return false;
+            }
+            match self.reach(k, c, end, *x) {
+                Reach::Out => return false,
+                Reach::Maybe(bound) => rate = bound,
+            }
+        }
         let (mut d, mut normal) = c.end.distance(*x);
         // The contact of the predicted motion, or, without one, of the actual motion x0 → x when
         // that can have touched the proxy at all: f = φ − thickness changes at most at the rate
@@ -195,7 +281,8 @@ impl Pair<'_> {
             .find(|c| c.collider == k)
             .copied()
             .or_else(|| {
-                let reachable = d - th <= c.rate_bound(self.x0, *x);
+                let rate = rate.unwrap_or_else(|| c.rate_bound(self.x0, *x));
+                let reachable = d - th <= rate;
                 reachable
                     .then(|| vertex_contact(c, k, self.vertex, self.h, self.x0, *x, th))
                     .flatten()
@@ -225,6 +312,29 @@ impl Pair<'_> {
                 *min_distance = min_distance.min(d);
             }
             false
+        }
+    }
+
+    /// Whether the vertex at `x` provably stays where it is for collider `k` (end box `end`)
+    /// without evaluating the distance d: no contact of the predicted motion with k, and the gap
+    /// g between `x` and the box (d ≥ g: the convex proxy lies in its box) beyond the thickness
+    /// by more than the rate bound K of the actual motion, so that [`Self::project`] would find
+    /// d ≥ thickness and not look for a contact on the actual motion (d − thickness > K). The
+    /// gap is lowered by the round-off margin of [`super::min_distance`] first. K, once
+    /// computed, is passed on.
+    fn reach(&self, k: u32, c: &MovingCollider, end: &Aabb, x: Vec3) -> Reach {
+        let th = self.thickness;
+        let gap = super::min_distance::box_gap(end, &Aabb { min: x, max: x });
+        let below = gap * (1.0 - 1e-5) - 1e-6;
+        if below > th && !self.contacts.iter().any(|c| c.collider == k) {
+            let rate = c.rate_bound(self.x0, x);
+            if below - th > rate {
+                Reach::Out
+            } else {
+                Reach::Maybe(Some(rate))
+            }
+        } else {
+            Reach::Maybe(None)
         }
     }
 }

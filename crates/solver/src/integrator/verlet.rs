@@ -169,7 +169,8 @@ pub(crate) fn substep(
     let solve_strain = settings
         .stage_strains
         .then(|| accept::max_stretch(model, &state.x));
-    let mut min_distance = body_contact::release(model, state, ws, h)?;
+    let distances = settings.collider_distances;
+    let mut min_distance = body_contact::release(model, state, ws, h, distances)?;
     let projected_strain = if ws.sub_colliders.is_empty() {
         solve_strain
     } else {
@@ -181,7 +182,9 @@ pub(crate) fn substep(
     let (self_contacts, unresolved) = match self_collision::run(state, ws, h, &mut times) {
         Some(r) => {
             lap(&mut times.self_collide);
-            min_distance = body_contact::min_collider_distance(state, ws);
+            if distances {
+                min_distance = body_contact::min_collider_distance(state, ws);
+            }
             lap(&mut times.collide);
             r
         }

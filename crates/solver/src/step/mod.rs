@@ -121,7 +121,8 @@ pub(crate) fn substep(
     }
     lap.lap(&mut times.other);
 
-    let mut min_distance = body_contact::release(model, state, ws, sub.h)?;
+    let distances = settings.collider_distances;
+    let mut min_distance = body_contact::release(model, state, ws, sub.h, distances)?;
     let mut projected_strain = if ws.sub_colliders.is_empty() {
         solve_strain
     } else {
@@ -137,7 +138,9 @@ pub(crate) fn substep(
     let (self_contacts, unresolved) = match self_collision::run(state, ws, sub.h, &mut times) {
         Some(r) => {
             lap.lap(&mut times.self_collide);
-            min_distance = body_contact::min_collider_distance(state, ws);
+            if distances {
+                min_distance = body_contact::min_collider_distance(state, ws);
+            }
             lap.lap(&mut times.collide);
             r
         }

@@ -7,6 +7,7 @@ use rayon::prelude::*;
 
 use crate::collide::MovingCollider;
 use crate::integrator::Integrator;
+use crate::linalg::reduce;
 use crate::state::State;
 use crate::workspace::Workspace;
 
@@ -26,8 +27,16 @@ pub(crate) fn run(state: &State, ws: &mut Workspace, sub: Substep, integrator: I
             end: c.at(sub.s1),
         }));
     let (x0, v0, h) = (&ws.start.x, &ws.start.v, sub.h);
-    ws.predicted
-        .par_iter_mut()
-        .enumerate()
-        .for_each(|(i, p)| *p = x0[i] + h * v0[i]);
+    let flight = |first: usize, ps: &mut [glam::Vec3]| {
+        for (k, p) in ps.iter_mut().enumerate() {
+            *p = x0[first + k] + h * v0[first + k];
+        }
+    };
+    if reduce::parallel(ws.predicted.len()) {
+        // By fixed chunks, each on one thread (per item, rayon's splitting costs more).
+        let chunks = ws.predicted.par_chunks_mut(reduce::CHUNK).enumerate();
+        chunks.for_each(|(c, ps)| flight(c * reduce::CHUNK, ps));
+    } else {
+        flight(0, &mut ws.predicted);
+    }
 }

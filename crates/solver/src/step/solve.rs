@@ -11,6 +11,7 @@
 
 use std::time::Instant;
 
+use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::integrator::method::MIDPOINT_THETA;
@@ -184,13 +185,23 @@ pub(crate) fn update(state: &mut State, ws: &Workspace, h: f32) {
             });
         return;
     }
-    state
-        .v
-        .par_iter_mut()
-        .zip(state.x.par_iter_mut())
-        .enumerate()
-        .for_each(|(i, (v, x))| {
+    // v1 = v0 + Δv, x1 = x0 + h·v1 + y for the vertices first.. of the slices.
+    let update = |first: usize, vs: &mut [Vec3], xs: &mut [Vec3]| {
+        for (k, (v, x)) in vs.iter_mut().zip(xs.iter_mut()).enumerate() {
+            let i = first + k;
             *v = v0[i] + dv[i];
             *x = x0[i] + h * *v + y[i];
-        });
+        }
+    };
+    if reduce::parallel(state.len()) {
+        // By fixed chunks, each on one thread (rayon's per-item splitting costs more than the
+        // update itself).
+        const C: usize = reduce::CHUNK;
+        let chunks = state.v.par_chunks_mut(C).zip(state.x.par_chunks_mut(C));
+        chunks
+            .enumerate()
+            .for_each(|(c, (vs, xs))| update(c * C, vs, xs));
+    } else {
+        update(0, &mut state.v, &mut state.x);
+    }
 }
