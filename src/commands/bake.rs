@@ -110,7 +110,7 @@ fn bake(
             // payload edited by hand).
             let written = (ck.frame - plan.first + 1).max(0) as u32;
             if ck.frame < scene.first_simulated_frame() - 1
-                || ck.frame >= plan.last
+                || ck.frame > plan.last
                 || ck.caches.iter().any(|c| c.frames != written)
             {
                 return Err(CliError::Input(format!(
@@ -408,6 +408,16 @@ fn bake(
     }
 
     if interrupt.requested() {
+        // Raised during the last frame's substeps (the frame itself finished): with checkpoints,
+        // a checkpoint at the last frame, so that the run continuing it only writes the caches
+        // (a farm's time slice ends with 85 like every other one).
+        if let Some(dir) = &stage {
+            save(plan.last, &sim, &mut writers, &report.frames)?;
+            return Err(CliError::Checkpointed {
+                frame: plan.last,
+                dir: dir.clone(),
+            });
+        }
         return Err(CliError::Interrupted {
             last_frame: Some(plan.last),
         });
