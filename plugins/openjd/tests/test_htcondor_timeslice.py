@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 
@@ -19,8 +20,14 @@ def test_time_slices_end_with_85_and_resume_to_the_uninterrupted_bytes(tmp_path)
         pytest.skip("coreutils timeout is not installed")
     scenes = tmp_path / "scenes"
     scenes.mkdir()
-    name = make_shot(scenes, "twist", 24)  # 48 frames, about 1.8 s on one thread
-    command = [timeout, "--foreground", "--preserve-status", "--signal=TERM", "0.5",
+    name = make_shot(scenes, "twist", 24)  # 48 frames, about 1 s on one thread
+    # The reference first: its time sets the slice (a quarter of it, at least 0.2 s), so the bake
+    # spans several slices however fast the machine (a fixed 0.5 s became two slices once the
+    # substeps got cheaper).
+    started = time.monotonic()
+    reference = plain_bake(scenes, name, tmp_path / "plain")
+    seconds = max(0.2, (time.monotonic() - started) / 4)
+    command = [timeout, "--foreground", "--preserve-status", "--signal=TERM", f"{seconds:.2f}",
                str(clothbake_bin()), "bake", f"{name}.toml", "-o", str(tmp_path / "out"),
                "--format", "pc2,mdd", "--threads", "1", "--checkpoint-every", "10", "--resume"]
     codes = []
@@ -33,5 +40,5 @@ def test_time_slices_end_with_85_and_resume_to_the_uninterrupted_bytes(tmp_path)
             assert not (tmp_path / "out" / "tube.pc2").exists()
     assert codes[-1] == 0, (codes, result.stderr)
     assert len(codes) >= 3, f"the bake did not span several slices: {codes}"
-    assert_same_caches(tmp_path / "out", plain_bake(scenes, name, tmp_path / "plain"))
+    assert_same_caches(tmp_path / "out", reference)
     assert not (tmp_path / "out" / ".clothbake-resume").exists()
