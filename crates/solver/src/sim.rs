@@ -127,7 +127,7 @@ pub struct SimSettings {
     /// Diagnostics only: off, those are +inf and the substep skips the distance evaluations only
     /// they need: a pass over every vertex after cloth–cloth collision, and in the projection
     /// out of the colliders the pairs only the distance needs (the same vertices move to the same
-    /// bits, [`crate::collide::ContactDetector::project_out_unreported`]). The bake command
+    /// bits, [`crate::collide::DistanceReport::Unreported`]). The bake command
     /// measures its frames' distances itself and turns it off.
     pub collider_distances: bool,
 }

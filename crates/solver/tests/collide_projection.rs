@@ -5,7 +5,8 @@
 mod collide_support;
 
 use clothbake_solver::collide::{
-    vertex_contact, CollideError, ColliderShape, ContactDetector, MovingCollider, SAME_SIDE_COSINE,
+    vertex_contact, CollideError, ColliderShape, ContactDetector, DistanceReport, MovingCollider,
+    SAME_SIDE_COSINE,
 };
 use collide_support::Rng;
 use glam::Vec3;
@@ -83,7 +84,7 @@ fn matches_the_all_pairs_loop() {
             &x0,
             &thickness,
             &fixed,
-            f32::INFINITY,
+            DistanceReport::Within(f32::INFINITY),
             &mut xp,
             &mut vp,
         )
@@ -103,7 +104,7 @@ fn matches_the_all_pairs_loop() {
             &x0,
             &thickness,
             &fixed,
-            0.0,
+            DistanceReport::Within(0.0),
             &mut xq,
             &mut vq,
         )
@@ -143,7 +144,7 @@ fn tunnelled_vertex_goes_back_to_its_entry_side() {
                 &[from],
                 &[thickness],
                 &[false],
-                0.0,
+                DistanceReport::Within(0.0),
                 &mut x,
                 &mut v,
             )
@@ -181,7 +182,7 @@ fn length_errors_name_the_array() {
             &[Vec3::ZERO; 3],
             &[0.01; 3],
             &[false; 3],
-            0.0,
+            DistanceReport::Within(0.0),
             &mut x,
             &mut v,
         )
@@ -243,13 +244,29 @@ fn unreported_projection_gives_the_same_bits() {
                 let (mut xr, mut vr) = (x.clone(), v.clone());
                 detector
                     .project_out(
-                        &colliders, h, contacts, &x0, &thickness, &fixed, margin, &mut xr, &mut vr,
+                        &colliders,
+                        h,
+                        contacts,
+                        &x0,
+                        &thickness,
+                        &fixed,
+                        DistanceReport::Within(margin),
+                        &mut xr,
+                        &mut vr,
                     )
                     .unwrap();
                 let (mut xu, mut vu) = (x.clone(), v.clone());
                 detector
-                    .project_out_unreported(
-                        &colliders, h, contacts, &x0, &thickness, &fixed, margin, &mut xu, &mut vu,
+                    .project_out(
+                        &colliders,
+                        h,
+                        contacts,
+                        &x0,
+                        &thickness,
+                        &fixed,
+                        DistanceReport::Unreported(margin),
+                        &mut xu,
+                        &mut vu,
                     )
                     .unwrap();
                 let first_diff = |a: &[Vec3], b: &[Vec3]| {

@@ -26,4 +26,5 @@ pub use detector::{ContactDetector, CHUNK_VERTICES};
 pub use error::{CollideError, ShapeError};
 pub use min_distance::min_distance;
 pub use moving::MovingCollider;
+pub use projection::DistanceReport;
 pub use shape::ColliderShape;

@@ -39,8 +39,12 @@ impl ContactDetector {
     /// normal velocity is raised to the surface's normal speed −∂φ/∂t = (φ_start(p) − φ_end(p))/h
     /// at the new position p.
     ///
-    /// Returns the smallest signed distance left (m) over vertex–collider pairs whose boxes are
-    /// within `report_within` (m) of each other; farther pairs are not evaluated (+∞ if none).
+    /// With [`DistanceReport::Within`] returns the smallest signed distance left (m) over
+    /// vertex–collider pairs whose boxes are within the margin (m) of each other; farther pairs
+    /// are not evaluated (+∞ if none). With [`DistanceReport::Unreported`] returns +∞ and
+    /// leaves the same positions and velocities to the bit, without evaluating the pairs that
+    /// only the distance needs (a vertex within the margin of a collider's box but provably
+    /// farther than its thickness from the collider and from any contact with it on its motion).
     #[allow(clippy::too_many_arguments)]
     pub fn project_out(
         &mut self,
@@ -50,52 +54,13 @@ impl ContactDetector {
         x0: &[Vec3],
         thickness: &[f32],
         fixed: &[bool],
-        report_within: f32,
-        x: &mut [Vec3],
-        v: &mut [Vec3],
-    ) -> Result<f32, CollideError> {
-        let report = Report::Within(report_within);
-        self.project(colliders, h, contacts, x0, thickness, fixed, report, x, v)
-    }
-
-    /// [`Self::project_out`] with the same `report_within` without the distance it returns: the
-    /// same positions and velocities to the bit, without evaluating the pairs that only the
-    /// distance needs (a vertex within `report_within` of a collider's box but provably farther
-    /// than its thickness from the collider and from any contact with it on its motion).
-    #[allow(clippy::too_many_arguments)]
-    pub fn project_out_unreported(
-        &mut self,
-        colliders: &[MovingCollider],
-        h: f32,
-        contacts: &[VertexContact],
-        x0: &[Vec3],
-        thickness: &[f32],
-        fixed: &[bool],
-        report_within: f32,
-        x: &mut [Vec3],
-        v: &mut [Vec3],
-    ) -> Result<(), CollideError> {
-        let report = Report::Unreported(report_within);
-        self.project(colliders, h, contacts, x0, thickness, fixed, report, x, v)?;
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn project(
-        &mut self,
-        colliders: &[MovingCollider],
-        h: f32,
-        contacts: &[VertexContact],
-        x0: &[Vec3],
-        thickness: &[f32],
-        fixed: &[bool],
-        report: Report,
+        report: DistanceReport,
         x: &mut [Vec3],
         v: &mut [Vec3],
     ) -> Result<f32, CollideError> {
         let (report_within, reported) = match report {
-            Report::Within(m) => (m, true),
-            Report::Unreported(m) => (m, false),
+            DistanceReport::Within(m) => (m, true),
+            DistanceReport::Unreported(m) => (m, false),
         };
         let n = x.len();
         check_len("x0", x0.len(), n)?;
@@ -190,6 +155,9 @@ impl ContactDetector {
                 }
                 scratch.min_distance = min_distance;
             });
+        if !reported {
+            return Ok(f32::INFINITY);
+        }
         Ok(self.chunks[..chunk_count]
             .iter()
             .fold(f32::INFINITY, |m, s| m.min(s.min_distance)))
@@ -206,11 +174,11 @@ impl ContactDetector {
     }
 }
 
-/// What [`ContactDetector::project`] reports: the smallest distance over the pairs whose boxes
-/// are within the margin (m) of each other, or nothing (the margin still decides which pairs
-/// are examined, as with the report).
-#[derive(Clone, Copy)]
-enum Report {
+/// What [`ContactDetector::project_out`] reports: the smallest distance over the pairs whose
+/// boxes are within the margin (m) of each other, or nothing (the margin still decides which
+/// pairs are examined, as with the report).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DistanceReport {
     Within(f32),
     Unreported(f32),
 }
@@ -231,7 +199,7 @@ struct Pair<'a> {
     thickness: f32,
     fixed: bool,
     margin: f32,
-    /// The smallest distance is wanted ([`Report::Within`]).
+    /// The smallest distance is wanted ([`DistanceReport::Within`]).
     reported: bool,
     /// This vertex's contacts of the substep, by collider.
     contacts: &'a [VertexContact],

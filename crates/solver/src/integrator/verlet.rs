@@ -326,7 +326,7 @@ pub(crate) fn integrate(
                 x0,
                 &model.thickness,
                 &model.hard_pinned,
-                0.0,
+                crate::collide::DistanceReport::Within(0.0),
                 x,
                 &mut sc.v_scratch,
             )?;

@@ -3,7 +3,7 @@
 //! springs. After ([`release`]): Coulomb friction from the recovered constraint forces, then the
 //! projection of every free vertex out of the colliders (Kang 2003 §5-style position correction).
 
-use crate::collide::min_distance;
+use crate::collide::{min_distance, DistanceReport};
 use crate::error::SimError;
 use crate::model::Model;
 use crate::state::State;
@@ -119,32 +119,12 @@ pub(crate) fn release(
     let (colliders, contacts, x0) = (&ws.sub_colliders, &ws.contacts, &ws.start.x);
     let (thickness, fixed) = (&model.thickness, &model.hard_pinned);
     let (x, v) = (&mut state.x, &mut state.v);
-    let min = if distance {
-        d.project_out(
-            colliders,
-            h,
-            contacts,
-            x0,
-            thickness,
-            fixed,
-            REPORT_WITHIN,
-            x,
-            v,
-        )
+    let report = if distance {
+        DistanceReport::Within(REPORT_WITHIN)
     } else {
-        d.project_out_unreported(
-            colliders,
-            h,
-            contacts,
-            x0,
-            thickness,
-            fixed,
-            REPORT_WITHIN,
-            x,
-            v,
-        )
-        .map(|()| f32::INFINITY)
+        DistanceReport::Unreported(REPORT_WITHIN)
     };
+    let min = d.project_out(colliders, h, contacts, x0, thickness, fixed, report, x, v);
     let min = min.map_err(|e| SimError::Input(e.to_string()))?;
     ws.detector.moved_by_projection(&mut ws.held);
     Ok(min)
