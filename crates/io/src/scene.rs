@@ -274,6 +274,9 @@ pub struct Settings {
     /// Adaptive substeps: largest growth of the largest triangle strain (dimensionless, > 0) a
     /// substep may have before it is retried at half size (BW §6).
     pub strain_jump: Option<f32>,
+    /// Stretch (dimensionless, >= 0; 0 = none) up to which a moving body's contacts may stretch
+    /// their triangles without the substep being retried; default the solver's (0.15).
+    pub body_strain_allowance: Option<f32>,
     /// Largest triangle strain (dimensionless, > 0) before the bake fails as torn apart; default
     /// the solver's (10).
     pub strain_limit: Option<f32>,
@@ -328,6 +331,7 @@ impl Default for Settings {
             cg_tolerance: None,
             cg_max_iterations: None,
             strain_jump: None,
+            body_strain_allowance: None,
             strain_limit: None,
             air_damping: default_air_damping(),
             integrator: IntegratorName::default(),
@@ -873,6 +877,9 @@ impl Validator<'_> {
         }
         if let Some(j) = s.strain_jump {
             self.positive("scene.strain_jump", j)?;
+        }
+        if let Some(a) = s.body_strain_allowance {
+            self.non_negative("scene.body_strain_allowance", a)?;
         }
         if let Some(d) = s.self_contact_damping {
             self.non_negative("scene.self_contact_damping", d)?;

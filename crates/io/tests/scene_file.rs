@@ -203,6 +203,10 @@ fn bad_values_name_the_field() {
         ),
         ("[scene]\ngravity = [0.0, nan, 0.0]\n", "scene.gravity[1]"),
         ("[scene]\nair_damping = -0.5\n", "scene.air_damping: must be >= 0, got -0.5"),
+        (
+            "[scene]\nbody_strain_allowance = -0.1\n",
+            "scene.body_strain_allowance: must be >= 0, got -0.1",
+        ),
         ("[scene]\nstrain_jump = 0.0\n", "scene.strain_jump: must be > 0, got 0"),
         ("[scene]\nair_damping = inf\n", "scene.air_damping: must be >= 0"),
     ];

@@ -24,6 +24,17 @@ use std::sync::Arc;
 /// 0.23–0.26 strain on impact in substeps that each stay below 0.1, against 0.10 with 4× smaller
 /// steps. 0.03 keeps it at 0.09 for 27 % more substeps (BENCHMARKS.md, "what each change bought").
 pub const DEFAULT_STRAIN_JUMP: f32 = 0.03;
+/// Default of [`SimSettings::body_strain_allowance`]. A leg swinging into a hem drags the vertex
+/// it meets at the leg's speed (1.3–1.7 m/s on the bpy skirt-walk) while its neighbours lag; the
+/// stretch that puts into the hem's triangles within one substep falls with the step (0.44 at
+/// h = 1/96 s, 0.25 at h/2, 0.05 at h/4 in one such event), so the earlier rule (0 here) halved
+/// the step at nearly every such contact: 25 of the skirt's 30 rejections. Accepted up to 0.15,
+/// the next substeps relax it. Substeps (rejected) at 0 / 0.1 / 0.15 / 0.2 / unbounded: bpy
+/// skirt-walk 280 (30) / 247 (21) / 240 (16) / 227 (14) / 220 (12), dress-walk 297 (40) / 293 (38)
+/// / 253 (25) / 265 (27) / 265 (27). The output frames' largest edge stretch stays below 0.1 on
+/// both up to 0.15 (as at 0); at 0.2 two dress hem edges reach 0.21 and 0.23 for a frame, and
+/// unbounded one skirt hem edge 0.60 (BENCHMARKS.md, "Strain the bodies' motion imposes").
+pub const DEFAULT_BODY_STRAIN_ALLOWANCE: f32 = 0.15;
 /// Default of [`SimSettings::strain_limit`]. Woven cloth tears long before it doubles in length;
 /// past ten times its rest length a triangle says the simulation is being torn apart (measured on
 /// the dress-walk sample with pins left at rest while the figure walks away: strain 1.3 at frame
@@ -67,9 +78,18 @@ pub struct SimSettings {
     /// [`crate::forces::stretch`]: compression does not count) grows by more than this (absolute,
     /// dimensionless) within it, over both the start's largest stretch and the stretch the hard
     /// pins' motion adds to the triangles at the pins (a rig dragging its cloth is not held
-    /// against the step; see `step/accept.rs`, `judge`). Stretch from impacts and collision
-    /// corrections still counts: smaller steps do reduce it. Default [`DEFAULT_STRAIN_JUMP`].
+    /// against the step; see `step/accept.rs`, `judge`) and, up to
+    /// [`Self::body_strain_allowance`], the stretch a moving body's contacts add. Stretch from
+    /// impacts and collision corrections still counts: smaller steps do reduce it. Default
+    /// [`DEFAULT_STRAIN_JUMP`].
     pub strain_jump: f32,
+    /// Stretch (dimensionless, >= 0; 0 = none) up to which the motion of the bodies a vertex is in
+    /// contact with may stretch that vertex's triangles without holding it against the step:
+    /// like the pins' driven motion in [`Self::strain_jump`]'s rule, the strain a moving body's
+    /// contacts add to their triangles (against the same contacts on a body at rest) is not
+    /// held against the step up to this level. Impacts on bodies at rest are judged as before.
+    /// Default [`DEFAULT_BODY_STRAIN_ALLOWANCE`]; see `step/accept.rs`, `judge`.
+    pub body_strain_allowance: f32,
     /// Most halvings of one substep before giving up (non-finite: error; otherwise accepted and
     /// reported as a CG failure).
     pub max_halvings: u32,
@@ -142,6 +162,7 @@ impl Default for SimSettings {
             cg_max_iterations: 200,
             adaptive: true,
             strain_jump: DEFAULT_STRAIN_JUMP,
+            body_strain_allowance: DEFAULT_BODY_STRAIN_ALLOWANCE,
             max_halvings: 4,
             air_damping: DEFAULT_AIR_DAMPING,
             strain_limit: DEFAULT_STRAIN_LIMIT,
@@ -179,6 +200,13 @@ impl SimSettings {
         }
         if !(self.strain_jump.is_finite() && self.strain_jump > 0.0) {
             return bad("strain_jump", self.strain_jump as f64, "finite and > 0");
+        }
+        if !(self.body_strain_allowance.is_finite() && self.body_strain_allowance >= 0.0) {
+            return bad(
+                "body_strain_allowance",
+                self.body_strain_allowance as f64,
+                "finite and >= 0",
+            );
         }
         if !(self.self_contact_damping.is_finite() && self.self_contact_damping >= 0.0) {
             return bad(

@@ -29,12 +29,13 @@ use rayon::prelude::*;
 
 use crate::forces::{strain_and_stretch, stretch};
 use crate::integrator::Integrator;
-use crate::linalg::{reduce, CgResult};
+use crate::linalg::{reduce, CgResult, Filter};
 use crate::model::Model;
 use crate::report::Rejection;
 use crate::sim::{SimSettings, GROW_AFTER};
 use crate::state::State;
 use crate::workspace::Workspace;
+use glam::Vec3;
 
 /// The largest triangle strain at x1, the triangle that has it, its largest stretch, the
 /// substep's strain jump and why the substep should be rejected, if it should: a solve that is not
@@ -64,6 +65,18 @@ use crate::workspace::Workspace;
 /// the step does reduce the strain those put into it (BENCHMARKS.md, "Step-size controller"), so
 /// contact-constrained vertices are not part of x_pin. Verlet (no implicit pin terms z, y: it puts
 /// the pins on their targets itself) is judged by the earlier rule.
+///
+/// A moving body's contacts are excused up to [`SimSettings::body_strain_allowance`] (the
+/// issue-14 lever "a controller that does not reject a substep for strain imposed by pins and
+/// bodies"): on the triangles with a vertex held by a collider contact (filter not free) and no
+/// hard pin, the driven level is `max(s_t(x0), min(s_t(x0) + (s_t(x_body) − s_t(x_rest))⁺,
+/// allowance))`, with x_body the held vertices on their prescribed motion x0 + h·(v0 + z) + y and
+/// x_rest the same less h times the body's velocity in the constrained directions (the contact on
+/// a body at rest), everything else in free flight. A body at rest excuses nothing (impacts keep
+/// the rule above: tests/body_driven_step.rs checks the same bits with and without the
+/// allowance); a leg dragging a hem is no longer halved for the first 0.15 of stretch it puts
+/// into the hem's triangles (on the bpy skirt-walk 25 of 30 rejections were such).
+/// Measurements: [`crate::sim::DEFAULT_BODY_STRAIN_ALLOWANCE`].
 pub(crate) fn judge(
     model: &Model,
     settings: &SimSettings,
@@ -87,6 +100,50 @@ pub(crate) fn judge(
     };
     // Verlet has no implicit pin terms (z, y): it puts the pins on their targets itself.
     let any_pin = settings.integrator != Integrator::Verlet && !model.pins.is_empty();
+    // Contacts with a moving body ([`SimSettings::body_strain_allowance`]): the vertex rides the
+    // body (x_pin: its prescribed motion, as for a pin), against the same contact on a body at
+    // rest (x_ref: x_pin less h times the body's velocity in the constrained directions).
+    let allowance = settings.body_strain_allowance;
+    let by_bodies =
+        allowance > 0.0 && settings.integrator != Integrator::Verlet && !c.active.is_empty();
+    debug_assert!(c.active.windows(2).all(|w| w[0].vertex < w[1].vertex));
+    let held = |i: usize| !pinned[i] && c.filter[i] != Filter::Free;
+    let body_motion = |i: usize| match c.active.binary_search_by_key(&(i as u32), |a| a.vertex) {
+        Ok(k) => {
+            let vs = c.active[k].surface_velocity;
+            vs - c.filter[i].apply(vs)
+        }
+        Err(_) => Vec3::ZERO,
+    };
+    let x_body = |i: u32| {
+        let i = i as usize;
+        if held(i) {
+            bx[i] + bh * (bv[i] + c.z[i]) + c.y[i]
+        } else {
+            bx[i] + bh * bv[i]
+        }
+    };
+    let x_rest = |i: u32| {
+        let iu = i as usize;
+        if held(iu) {
+            x_body(i) - bh * body_motion(iu)
+        } else {
+            bx[iu] + bh * bv[iu]
+        }
+    };
+    // A triangle held by a body and by no pin: its driven stretch, capped at the allowance.
+    let body_driven_at = |t: usize| {
+        let tri = model.triangles[t];
+        if !tri.iter().any(|&i| held(i as usize)) || tri.iter().any(|&i| pinned[i as usize]) {
+            return 0.0;
+        }
+        let rest = &model.triangle_rest[t];
+        let mat = &model.materials[model.triangle_material[t] as usize];
+        let s_base = stretch(&tri.map(|i| bx[i as usize]), rest, mat);
+        let s_body = stretch(&tri.map(x_body), rest, mat);
+        let s_rest = stretch(&tri.map(x_rest), rest, mat);
+        s_base.max((s_base + (s_body - s_rest).max(0.0)).min(allowance))
+    };
     let x1 = &state.x;
     let end = |t: usize| {
         let tri = model.triangles[t];
@@ -114,13 +171,18 @@ pub(crate) fn judge(
         let lo = pinned_triangles.partition_point(|&t| (t as usize) < range.start);
         let hi = pinned_triangles.partition_point(|&t| (t as usize) < range.end);
         let none: ((f32, u32), f32) = ((0.0, 0), 0.0);
+        let by_body = if by_bodies {
+            range.clone().map(body_driven_at).fold(0.0, f32::max)
+        } else {
+            0.0
+        };
         let (max, stretch1) = range
             .map(end)
             .fold(none, |a, b| (larger(a.0, b.0), a.1.max(b.1)));
         let driven = pinned_triangles[lo..hi]
             .iter()
             .map(driven_at)
-            .fold(0.0, f32::max);
+            .fold(by_body, f32::max);
         (max, stretch1, driven)
     };
     // All three are exact maxima (ties to the lower index), the same in any order.
