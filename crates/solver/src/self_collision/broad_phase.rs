@@ -36,32 +36,22 @@
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
 use super::parallel::par_chunks;
-use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
 use super::topology::VertexTriangles;
+use bvh::Bvh;
 use glam::Vec3;
 use rayon::prelude::*;
 
+mod bvh;
 mod grow;
 
-/// Non-empty hash buckets per parallel join task (fixed, so the output order is
-/// thread-independent).
-const BUCKET_CHUNK: usize = 64;
-/// Finest cell size as a multiple of the median cluster box extent: fewer cells per box (and so
-/// fewer repeated box tests) against more boxes per cell. On the 64² fold of the benchmark 2 and
-/// 2.5 were the fastest of 1, 1.5, 2 and 2.5 (broad phase 0.25 of the rest of the substep against
-/// 0.27–0.29 for 1; BENCHMARKS.md).
-const CELL_FACTOR: f32 = 2.0;
-/// Triangles per parallel cross-level query task.
-const PRIM_CHUNK: usize = 1024;
 /// Neighbour feature pairs per parallel task.
 const ADJACENT_CHUNK: usize = 16384;
 
-/// Reusable buffers of one parallel task: the pairs it found and its join scratch.
+/// Reusable buffers of one parallel task: the pairs it found.
 #[derive(Debug, Default)]
 struct Task {
     vf: Vec<[u32; 2]>,
     ee: Vec<[u32; 2]>,
-    scratch: JoinScratch,
 }
 
 impl Task {
@@ -247,16 +237,14 @@ pub struct BroadPhase {
     features: Features,
     /// Feature pairs of triangles sharing a vertex (tested directly, not through the hash).
     adjacent: AdjacentPairs,
-    /// Pairs of triangles sharing an edge (or single triangles), made at the first build, and
-    /// their boxes (m), hashed.
+    /// Pairs of triangles sharing an edge (or single triangles), made at the first build, their
+    /// 18-DOPs, and the hierarchy over them.
     clusters: Vec<Cluster>,
-    cbox: Vec<Aabb>,
+    cdop: Vec<Dop18>,
+    bvh: Bvh,
     /// 18-DOPs of the triangles, and of the edges in the order of `features`.
     tdop: Vec<Dop18>,
     edop: Vec<Dop18>,
-    hash: SpatialHash,
-    /// Cluster box extents (m), scratch for the cell size.
-    extents: Vec<f32>,
     bufs: Vec<Task>,
     /// Candidates of the neighbour-pair list of the last build, per chunk.
     near: Vec<Task>,
@@ -269,13 +257,13 @@ pub struct BroadPhase {
     /// Triangles around each vertex, and the cluster of each triangle (for [`Self::grow`]).
     around: VertexTriangles,
     tri_cluster: Vec<u32>,
-    /// Clusters whose box grew since the hash was built (their hashed box is stale): flag per
-    /// cluster and list.
+    /// Clusters whose bounds grew since the last build: flag per cluster and list.
     stale: Vec<bool>,
     stale_list: Vec<u32>,
     /// Scratch of [`Self::grow`]: triangles and clusters around the escaped vertices, the pairs
-    /// found, the merged lists.
+    /// found, the merged lists, the tree-query stack.
     grown_tris: Vec<u32>,
+    stack: Vec<u32>,
     grown_clusters: Vec<u32>,
     grown_pairs: Task,
     merged: Vec<[u32; 2]>,
@@ -478,7 +466,6 @@ impl BroadPhase {
     /// vertex.
     pub fn build(&mut self, mesh: &Mesh, x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) {
         self.bounds(mesh, x0, x1, inflate);
-        let cell = CELL_FACTOR * SpatialHash::cell_size_for(&self.cbox, &mut self.extents);
         let ex = Expand {
             mesh,
             features: &self.features,
@@ -488,16 +475,16 @@ impl BroadPhase {
             vdop: &self.vdop,
             edop: &self.edop,
         };
-        // The hash is filled by one thread; the neighbour pairs are tested meanwhile, in fixed
+        // The tree is refit by one thread; the neighbour pairs are tested meanwhile, in fixed
         // chunks (so their order does not depend on the thread count).
-        let (hash, adjacent, near) = (&mut self.hash, &self.adjacent, &mut self.near);
+        let (bvh, adjacent, near) = (&mut self.bvh, &self.adjacent, &mut self.near);
         let near_chunks = adjacent
             .vf
             .len()
             .max(adjacent.ee.len())
             .div_ceil(ADJACENT_CHUNK);
         rayon::join(
-            || hash.build(&self.cbox, cell),
+            || bvh.refit(&self.cdop, &self.fixed.cluster),
             || {
                 par_chunks(near, near_chunks, |c, task| {
                     task.clear();
@@ -513,50 +500,14 @@ impl BroadPhase {
         self.raw_ee.clear();
         let (raw_vf, raw_ee) = (&mut self.raw_vf, &mut self.raw_ee);
         Task::append_all(&self.near[..near_chunks], raw_vf, raw_ee);
-        let hash = &self.hash;
-        for level in 0..LEVELS {
-            let buckets = hash.buckets(level);
-            let chunks = buckets.len().div_ceil(BUCKET_CHUNK);
-            let filled = par_chunks(&mut self.bufs, chunks, |c, task| {
-                task.clear();
-                let chunk = &buckets[c * BUCKET_CHUNK..buckets.len().min((c + 1) * BUCKET_CHUNK)];
-                let mut scratch = std::mem::take(&mut task.scratch);
-                for &b in chunk {
-                    hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
-                        ex.clusters(a, b, task)
-                    });
-                }
-                task.scratch = scratch;
-            });
-            Task::append_all(filled, raw_vf, raw_ee);
-        }
-        if hash.has_coarse() {
-            // Across levels: the finer triangle queries the coarser levels and the oversize list.
-            let total = self.cbox.len();
-            let filled = par_chunks(&mut self.bufs, total.div_ceil(PRIM_CHUNK), |c, task| {
-                task.clear();
-                for a in c * PRIM_CHUNK..total.min((c + 1) * PRIM_CHUNK) {
-                    let level = hash.level(a);
-                    let a = a as u32;
-                    if level < LEVELS {
-                        hash.query(hash.bounds(a), level + 1, 0, |b| ex.clusters(a, b, task));
-                    }
-                }
-            });
-            Task::append_all(filled, raw_vf, raw_ee);
-            // Oversize against oversize, box against box.
-            let big = hash.oversize();
-            let task = &mut self.bufs[0];
+        // Overlapping cluster pairs from the self-traversal, in its fixed jobs.
+        let bvh = &self.bvh;
+        let jobs = bvh.jobs();
+        let filled = par_chunks(&mut self.bufs, jobs.len(), |c, task| {
             task.clear();
-            for (i, &a) in big.iter().enumerate() {
-                for &b in &big[i + 1..] {
-                    if hash.bounds(a).overlaps(hash.bounds(b)) {
-                        ex.clusters(a, b, task);
-                    }
-                }
-            }
-            Task::append_all(std::slice::from_ref(task), raw_vf, raw_ee);
-        }
+            bvh.run(jobs[c], &mut |a, b| ex.clusters(a, b, task));
+        });
+        Task::append_all(filled, raw_vf, raw_ee);
         let (n, ne) = (x0.len(), mesh.edges.len());
         let (raw_vf, counts_vf, vf) = (&self.raw_vf, &mut self.counts_vf, &mut self.vf);
         let (raw_ee, counts_ee, ee) = (&self.raw_ee, &mut self.counts_ee, &mut self.ee);
@@ -591,6 +542,12 @@ impl BroadPhase {
             }
             self.stale = vec![false; self.clusters.len()];
             self.fixed.set_clusters(&self.clusters);
+            let centres: Vec<Vec3> = self
+                .clusters
+                .iter()
+                .map(|c| c.verts.iter().map(|&v| x0[v as usize]).sum::<Vec3>() * 0.25)
+                .collect();
+            self.bvh = Bvh::new(&centres);
         }
         // Every box is current again.
         for &c in &self.stale_list {
@@ -599,17 +556,11 @@ impl BroadPhase {
         self.stale_list.clear();
         self.built = true;
         let tdop = &self.tdop;
-        self.cbox.resize(self.clusters.len(), Aabb::EMPTY);
-        self.cbox
+        self.cdop.resize(self.clusters.len(), Dop18::EMPTY);
+        self.cdop
             .par_iter_mut()
             .zip(self.clusters.par_iter())
-            .for_each(|(b, c)| {
-                let [s, t] = c.tris;
-                *b = tdop[s as usize].aabb();
-                if t != u32::MAX {
-                    *b = b.union(tdop[t as usize].aabb());
-                }
-            });
+            .for_each(|(d, c)| *d = c.dop(tdop));
         self.edop
             .par_iter_mut()
             .zip(self.features.edges.par_iter())
@@ -632,6 +583,18 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// Its 18-DOP: the union of its triangles' `tdop`.
+    #[inline]
+    fn dop(&self, tdop: &[Dop18]) -> Dop18 {
+        let [s, t] = self.tris;
+        let d = tdop[s as usize];
+        if t == u32::MAX {
+            d
+        } else {
+            d.union(&tdop[t as usize])
+        }
+    }
+
     /// Its one or two triangles.
     fn triangles(&self) -> impl Iterator<Item = u32> {
         self.tris.into_iter().filter(|&t| t != u32::MAX)
@@ -912,10 +875,6 @@ mod tests {
         let mut bp = BroadPhase::new(n, &tris, &edges);
         bp.build(&mesh, &x0, &x1, &inflate);
         let (vf, ee) = brute_force(&mesh, &x0, &x1, &inflate);
-        assert!(
-            bp.hash.has_coarse(),
-            "the soup must exercise coarser levels"
-        );
         assert!(vf.len() > 100 && ee.len() > 100);
         assert_eq!(bp.vf, vf);
         assert_eq!(bp.ee, ee);

@@ -35,6 +35,18 @@ impl Dop18 {
         hi: [Vec4::NEG_INFINITY; 3],
     };
 
+    /// Overlaps everything (but a NaN).
+    pub const EVERYTHING: Dop18 = Dop18 {
+        lo: [Vec4::NEG_INFINITY; 3],
+        hi: [Vec4::INFINITY; 3],
+    };
+
+    /// Is any bound NaN?
+    #[inline]
+    pub fn has_nan(&self) -> bool {
+        (0..3).any(|k| self.lo[k].is_nan_mask().any() || self.hi[k].is_nan_mask().any())
+    }
+
     /// The DOP of a linear motion a → b, inflated by a ball of radius `r` (m).
     #[inline]
     pub fn swept(a: Vec3, b: Vec3, r: f32) -> Dop18 {

@@ -85,17 +85,14 @@ impl BroadPhase {
             }
         }
         for &c in clusters.iter() {
-            let [s, t] = self.clusters[c as usize].tris;
-            let mut b = self.tdop[s as usize].aabb();
-            if t != u32::MAX {
-                b = b.union(self.tdop[t as usize].aabb());
-            }
-            self.cbox[c as usize] = b;
+            self.cdop[c as usize] = self.clusters[c as usize].dop(&self.tdop);
             if !self.stale[c as usize] {
                 self.stale[c as usize] = true;
                 self.stale_list.push(c);
             }
         }
+        self.bvh
+            .refit_some(clusters, &self.cdop, &self.fixed.cluster);
         let ex = Expand {
             mesh,
             features: &self.features,
@@ -107,21 +104,11 @@ impl BroadPhase {
         };
         let task = &mut self.grown_pairs;
         task.clear();
-        let (hash, cbox, stale) = (&self.hash, &self.cbox, &self.stale);
+        // Through the refit tree (each pair of this call's clusters twice; the merge removes
+        // repeats).
         for &a in clusters.iter() {
-            // Clusters whose hashed box is current: through the hash.
-            hash.query(&cbox[a as usize], 0, 0, |b| {
-                if !stale[b as usize] {
-                    ex.clusters(a, b, task);
-                }
-            });
-            // Clusters grown since the hash was built: box against box (each pair of this
-            // call's clusters twice; the merge removes repeats).
-            for &b in &self.stale_list {
-                if b != a && cbox[a as usize].overlaps(&cbox[b as usize]) {
-                    ex.clusters(a, b, task);
-                }
-            }
+            self.bvh
+                .query(a, &mut self.stack, |b| ex.clusters(a, b, task));
         }
         // Neighbouring triangles (sharing a vertex): each grown triangle with all of its.
         let triangles = mesh.triangles;
