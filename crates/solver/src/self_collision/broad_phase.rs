@@ -43,6 +43,7 @@ use rayon::prelude::*;
 
 mod bvh;
 mod grow;
+mod neighbour_clusters;
 
 /// Neighbour feature pairs per parallel task.
 const ADJACENT_CHUNK: usize = 16384;
@@ -242,6 +243,9 @@ pub struct BroadPhase {
     clusters: Vec<Cluster>,
     cdop: Vec<Dop18>,
     bvh: Bvh,
+    /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
+    /// not through the hierarchy; made at the first build).
+    neighbour_tris: Vec<[u32; 2]>,
     /// 18-DOPs of the triangles, and of the edges in the order of `features`.
     tdop: Vec<Dop18>,
     edop: Vec<Dop18>,
@@ -332,6 +336,16 @@ impl Expand<'_> {
                 if touched & mt == 0 {
                     self.expand(s, t, buf);
                 }
+            }
+        }
+    }
+
+    /// Candidates among the triangle pairs `pairs` of neighbouring clusters (see
+    /// [`neighbour_clusters`]): [`Self::expand`] for those that may collide.
+    fn neighbour_triangles(&self, pairs: &[[u32; 2]], buf: &mut Task) {
+        for &[s, t] in pairs {
+            if self.mesh.self_collides(self.mesh.triangles[s as usize][0]) {
+                self.expand(s, t, buf);
             }
         }
     }
@@ -478,10 +492,12 @@ impl BroadPhase {
         // The tree is refit by one thread; the neighbour pairs are tested meanwhile, in fixed
         // chunks (so their order does not depend on the thread count).
         let (bvh, adjacent, near) = (&mut self.bvh, &self.adjacent, &mut self.near);
+        let neighbour_tris = &self.neighbour_tris;
         let near_chunks = adjacent
             .vf
             .len()
             .max(adjacent.ee.len())
+            .max(neighbour_tris.len())
             .div_ceil(ADJACENT_CHUNK);
         rayon::join(
             || bvh.refit(&self.cdop, &self.fixed.cluster),
@@ -493,6 +509,7 @@ impl BroadPhase {
                     };
                     let (vf, ee) = (range(adjacent.vf.len()), range(adjacent.ee.len()));
                     ex.adjacent(adjacent, vf, ee, task);
+                    ex.neighbour_triangles(&neighbour_tris[range(neighbour_tris.len())], task);
                 })
             },
         );
@@ -547,7 +564,13 @@ impl BroadPhase {
                 .iter()
                 .map(|c| c.verts.iter().map(|&v| x0[v as usize]).sum::<Vec3>() * 0.25)
                 .collect();
-            self.bvh = Bvh::new(&centres);
+            let corners: Vec<[u32; 4]> = self.clusters.iter().map(|c| c.verts).collect();
+            self.bvh = Bvh::new(&centres, &corners);
+            self.neighbour_tris = neighbour_clusters::neighbour_cluster_triangles(
+                &self.clusters,
+                &self.tri_cluster,
+                &self.around,
+            );
         }
         // Every box is current again.
         for &c in &self.stale_list {

@@ -59,6 +59,7 @@ pub struct Bvh {
     order: Vec<u32>,
     cdop: Vec<Dop18>,
     cfixed: Vec<bool>,
+    corners: Vec<[u32; 4]>,
     slot: Vec<u32>,
     /// Leaf node of each position in `order`.
     leaf: Vec<u32>,
@@ -67,8 +68,8 @@ pub struct Bvh {
 }
 
 impl Bvh {
-    /// The hierarchy over clusters with these centres (m).
-    pub fn new(centres: &[Vec3]) -> Self {
+    /// The hierarchy over clusters with these centres (m) and corners (vertices).
+    pub fn new(centres: &[Vec3], corners: &[[u32; 4]]) -> Self {
         let n = centres.len();
         let mut t = Bvh {
             order: (0..n as u32).collect(),
@@ -80,6 +81,7 @@ impl Bvh {
             t.split(&mut items, 0, centres, NONE);
             t.order = items;
         }
+        t.corners = t.order.iter().map(|&c| corners[c as usize]).collect();
         t.slot = vec![0; n];
         for (i, &c) in t.order.iter().enumerate() {
             t.slot[c as usize] = i as u32;
@@ -211,8 +213,8 @@ impl Bvh {
         }
     }
 
-    /// Calls `f(a, b)` for every pair of distinct clusters of `job` whose 18-DOPs overlap and
-    /// that are not both immovable (each unordered pair once).
+    /// Calls `f(a, b)` for every pair of distinct clusters of `job` that share no vertex, whose
+    /// 18-DOPs overlap and that are not both immovable (each unordered pair once).
     pub fn run(&self, job: Job, f: &mut impl FnMut(u32, u32)) {
         match job {
             Job::Within(n) => self.within(n, f),
@@ -241,11 +243,18 @@ impl Bvh {
         }
     }
 
-    /// The clusters at positions `i` and `j` of `order`, if their DOPs overlap and not both are
-    /// immovable.
+    /// The clusters at positions `i` and `j` of `order`, if they share no vertex, their DOPs
+    /// overlap and not both are immovable.
     #[inline]
     fn leaf_pair(&self, i: usize, j: usize, f: &mut impl FnMut(u32, u32)) {
-        if !(self.cfixed[i] && self.cfixed[j]) && self.cdop[i].overlaps(&self.cdop[j]) {
+        let (ci, cj) = (self.corners[i], self.corners[j]);
+        let mut shared = false;
+        for u in ci {
+            for v in cj {
+                shared |= u == v;
+            }
+        }
+        if !shared && !(self.cfixed[i] && self.cfixed[j]) && self.cdop[i].overlaps(&self.cdop[j]) {
             f(self.order[i], self.order[j]);
         }
     }
