@@ -238,10 +238,9 @@ pub struct BroadPhase {
     features: Features,
     /// Feature pairs of triangles sharing a vertex (tested directly, not through the hash).
     adjacent: AdjacentPairs,
-    /// Pairs of triangles sharing an edge (or single triangles), made at the first build, their
-    /// 18-DOPs, and the hierarchy over them.
+    /// Pairs of triangles sharing an edge (or single triangles), made at the first build, and
+    /// the hierarchy over them.
     clusters: Vec<Cluster>,
-    cdop: Vec<Dop18>,
     bvh: Bvh,
     /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
     /// not through the hierarchy; made at the first build).
@@ -500,7 +499,7 @@ impl BroadPhase {
             .max(neighbour_tris.len())
             .div_ceil(ADJACENT_CHUNK);
         rayon::join(
-            || bvh.refit(&self.cdop, &self.fixed.cluster),
+            || bvh.refit(&self.tdop, &self.fixed.cluster),
             || {
                 par_chunks(near, near_chunks, |c, task| {
                     task.clear();
@@ -564,8 +563,7 @@ impl BroadPhase {
                 .iter()
                 .map(|c| c.verts.iter().map(|&v| x0[v as usize]).sum::<Vec3>() * 0.25)
                 .collect();
-            let corners: Vec<[u32; 4]> = self.clusters.iter().map(|c| c.verts).collect();
-            self.bvh = Bvh::new(&centres, &corners);
+            self.bvh = Bvh::new(&self.clusters, &centres);
             self.neighbour_tris = neighbour_clusters::neighbour_cluster_triangles(
                 &self.clusters,
                 &self.tri_cluster,
@@ -578,12 +576,6 @@ impl BroadPhase {
         }
         self.stale_list.clear();
         self.built = true;
-        let tdop = &self.tdop;
-        self.cdop.resize(self.clusters.len(), Dop18::EMPTY);
-        self.cdop
-            .par_iter_mut()
-            .zip(self.clusters.par_iter())
-            .for_each(|(d, c)| *d = c.dop(tdop));
         self.edop
             .par_iter_mut()
             .zip(self.features.edges.par_iter())
@@ -606,18 +598,6 @@ struct Cluster {
 }
 
 impl Cluster {
-    /// Its 18-DOP: the union of its triangles' `tdop`.
-    #[inline]
-    fn dop(&self, tdop: &[Dop18]) -> Dop18 {
-        let [s, t] = self.tris;
-        let d = tdop[s as usize];
-        if t == u32::MAX {
-            d
-        } else {
-            d.union(&tdop[t as usize])
-        }
-    }
-
     /// Its one or two triangles.
     fn triangles(&self) -> impl Iterator<Item = u32> {
         self.tris.into_iter().filter(|&t| t != u32::MAX)

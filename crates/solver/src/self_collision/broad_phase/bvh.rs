@@ -3,11 +3,13 @@
 //! van den Bergen 1997 for refitting instead of rebuilding).
 //!
 //! The tree is made at the first build by median splits of the cluster centres along the longest
-//! axis of their spread, one cluster per leaf, nodes in preorder (a parent before its children).
-//! Every build refits it bottom-up — a leaf's 18-DOP is its cluster's (the union of its
-//! triangles'), a node's the union of its children's — in one reverse pass, and finds the
+//! axis of their spread, up to [`LEAF_SIZE`] clusters per leaf, nodes in preorder (a parent before its children).
+//! Every build refits it bottom-up — a cluster's 18-DOP is the union of its triangles', a
+//! node's the union of its clusters' or children's — in one reverse pass, and finds the
 //! overlapping cluster pairs by a self-traversal (node with itself: its children with themselves
-//! and with each other; node pair: the children pairs whose DOPs overlap). Subtrees made only of
+//! and with each other; node pair: the children pairs whose DOPs overlap), testing the clusters
+//! of two leaves pair by pair. Pairs of clusters sharing a vertex are skipped there (they always
+//! overlap; [`super::neighbour_clusters`] lists their triangle pairs). Subtrees made only of
 //! immovable clusters ([`super::Fixed`]) are not descended against each other. The traversal is
 //! split into a fixed list of jobs (the self-pairs of the subtrees at depth [`JOB_DEPTH`] and the
 //! sibling pairs above them), independent of the thread count.
@@ -19,9 +21,11 @@
 use crate::self_collision::dop18::Dop18;
 use glam::Vec3;
 
-/// Most clusters in a leaf: fewer nodes to descend against a few more cluster tests.
-const LEAF_SIZE: usize = 4;
-/// Parent of the root.
+/// Most clusters in a leaf: fewer nodes to descend against more cluster tests. On the dress-walk
+/// sample 8 took 1.19 ms per build against 1.29 for 4, 1.47 for 2 and 1.49 for 16 (one thread,
+/// the whole broad phase).
+const LEAF_SIZE: usize = 8;
+/// Children entry of a leaf, and parent of the root.
 const NONE: u32 = u32::MAX;
 /// Depth down to which the self-traversal is split into parallel jobs (up to 2^depth subtree jobs
 /// and as many sibling-pair jobs).
@@ -36,61 +40,125 @@ pub enum Job {
     Across(u32, u32),
 }
 
-/// One node: its children (none for a leaf) and its clusters, `order[first..end]`.
-#[derive(Clone, Copy, Debug, Default)]
+/// One node (two cache lines): its bounds and children, or for a leaf its clusters
+/// `leaf[first..end]`.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
 struct Node {
-    children: Option<[u32; 2]>,
+    /// Union of its clusters' 18-DOPs (refit).
+    dop: Dop18,
+    /// Its children ([`NONE`] for a leaf).
+    children: [u32; 2],
     first: u32,
     end: u32,
+    /// Are all its clusters immovable (refit)?
+    fixed: bool,
+}
+
+impl Node {
+    #[inline]
+    fn is_leaf(&self) -> bool {
+        self.children[0] == NONE
+    }
+
+    #[inline]
+    fn range(&self) -> std::ops::Range<usize> {
+        self.first as usize..self.end as usize
+    }
+
+    /// May a cluster of `self` and one of `o` be a pair: DOPs overlapping, not both immovable?
+    #[inline]
+    fn meets(&self, o: &Node) -> bool {
+        !(self.fixed && o.fixed) && self.dop.overlaps(&o.dop)
+    }
+}
+
+/// One cluster in leaf order (two cache lines).
+#[derive(Clone, Copy, Debug)]
+#[repr(align(64))]
+struct Leaf {
+    /// Union of its triangles' 18-DOPs (refit).
+    dop: Dop18,
+    /// Its corners (vertices), its triangles (the second [`NONE`] for one), its index.
+    corners: [u32; 4],
+    tris: [u32; 2],
+    cluster: u32,
+    /// Immovable (refit)?
+    fixed: bool,
+}
+
+impl Leaf {
+    /// Do `self` and `o` share a corner?
+    #[inline]
+    fn touches(&self, o: &Leaf) -> bool {
+        let mut shared = false;
+        for u in self.corners {
+            for v in o.corners {
+                shared |= u == v;
+            }
+        }
+        shared
+    }
+
+    /// The bounds from the triangle DOPs `tdop`; the whole space if one is NaN (see the module
+    /// doc).
+    #[inline]
+    fn refit(&mut self, tdop: &[Dop18], fixed: &[bool]) {
+        let [s, t] = self.tris;
+        let mut d = tdop[s as usize];
+        if t != NONE {
+            d = d.union(&tdop[t as usize]);
+        }
+        self.dop = if d.has_nan() { Dop18::EVERYTHING } else { d };
+        self.fixed = fixed[self.cluster as usize];
+    }
 }
 
 /// The hierarchy: topology fixed at [`Bvh::new`], bounds refit by [`Bvh::refit`].
 #[derive(Debug, Default)]
 pub struct Bvh {
+    /// Nodes in preorder (the root first).
     node: Vec<Node>,
     /// Per node: its parent ([`NONE`] for the root).
     parent: Vec<u32>,
-    /// Per node: the union of its clusters' 18-DOPs (refit).
-    dop: Vec<Dop18>,
-    /// Per node: are all its clusters immovable (refit)?
-    fixed: Vec<bool>,
-    /// Clusters in leaf order (every node's clusters are a range of it), with their 18-DOPs and
-    /// immovable flags (refit), and the position of each cluster in it.
-    order: Vec<u32>,
-    cdop: Vec<Dop18>,
-    cfixed: Vec<bool>,
-    corners: Vec<[u32; 4]>,
+    /// Clusters in leaf order (every node's clusters are a range of it).
+    leaf: Vec<Leaf>,
+    /// Per cluster: its position in `leaf`, and the leaf node holding it.
     slot: Vec<u32>,
-    /// Leaf node of each position in `order`.
-    leaf: Vec<u32>,
+    leaf_node: Vec<u32>,
     /// The parallel jobs of the self-traversal (fixed with the topology).
     jobs: Vec<Job>,
 }
 
 impl Bvh {
-    /// The hierarchy over clusters with these centres (m) and corners (vertices).
-    pub fn new(centres: &[Vec3], corners: &[[u32; 4]]) -> Self {
-        let n = centres.len();
+    /// The hierarchy over `clusters` with these centres (m).
+    pub fn new(clusters: &[super::Cluster], centres: &[Vec3]) -> Self {
+        let n = clusters.len();
         let mut t = Bvh {
-            order: (0..n as u32).collect(),
-            leaf: vec![0; n],
+            leaf_node: vec![0; n],
             ..Self::default()
         };
+        let mut order: Vec<u32> = (0..n as u32).collect();
         if n > 0 {
-            let mut items = std::mem::take(&mut t.order);
-            t.split(&mut items, 0, centres, NONE);
-            t.order = items;
+            t.split(&mut order, 0, centres, NONE);
         }
-        t.corners = t.order.iter().map(|&c| corners[c as usize]).collect();
+        t.leaf = order
+            .iter()
+            .map(|&c| Leaf {
+                dop: Dop18::EMPTY,
+                corners: clusters[c as usize].verts,
+                tris: clusters[c as usize].tris,
+                cluster: c,
+                fixed: false,
+            })
+            .collect();
+        let mut leaf_node = vec![0; n];
         t.slot = vec![0; n];
-        for (i, &c) in t.order.iter().enumerate() {
+        for (i, &c) in order.iter().enumerate() {
             t.slot[c as usize] = i as u32;
+            leaf_node[c as usize] = t.leaf_node[i];
         }
-        let nodes = t.node.len();
-        t.dop = vec![Dop18::EMPTY; nodes];
-        t.fixed = vec![false; nodes];
-        t.cdop = vec![Dop18::EMPTY; n];
-        t.cfixed = vec![false; n];
+        t.leaf_node = leaf_node;
         if n > 0 {
             t.make_jobs(0, 0);
         }
@@ -98,18 +166,20 @@ impl Bvh {
     }
 
     /// Appends the subtree over `items` (= `order[first..]`, preorder) under `parent`; returns
-    /// its node.
+    /// its node. Meanwhile `leaf_node` is by position.
     fn split(&mut self, items: &mut [u32], first: usize, centres: &[Vec3], parent: u32) -> u32 {
         let id = self.node.len() as u32;
         let end = first + items.len();
         self.node.push(Node {
-            children: None,
+            dop: Dop18::EMPTY,
+            children: [NONE; 2],
             first: first as u32,
             end: end as u32,
+            fixed: false,
         });
         self.parent.push(parent);
         if items.len() <= LEAF_SIZE {
-            self.leaf[first..end].fill(id);
+            self.leaf_node[first..end].fill(id);
             return id;
         }
         let (lo, hi) = items.iter().fold(
@@ -133,20 +203,21 @@ impl Bvh {
         let (l, r) = items.split_at_mut(mid);
         let l = self.split(l, first, centres, id);
         let r = self.split(r, first + mid, centres, id);
-        self.node[id as usize].children = Some([l, r]);
+        self.node[id as usize].children = [l, r];
         id
     }
 
     /// The jobs for the self-traversal of `node` at `depth`.
     fn make_jobs(&mut self, node: u32, depth: u32) {
-        match self.node[node as usize].children {
-            Some([l, r]) if depth < JOB_DEPTH => {
-                self.make_jobs(l, depth + 1);
-                self.make_jobs(r, depth + 1);
-                self.jobs.push(Job::Across(l, r));
-            }
-            _ => self.jobs.push(Job::Within(node)),
+        let nd = self.node[node as usize];
+        if nd.is_leaf() || depth == JOB_DEPTH {
+            self.jobs.push(Job::Within(node));
+            return;
         }
+        let [l, r] = nd.children;
+        self.make_jobs(l, depth + 1);
+        self.make_jobs(r, depth + 1);
+        self.jobs.push(Job::Across(l, r));
     }
 
     /// The parallel jobs of [`Self::run`], in their fixed order.
@@ -154,58 +225,38 @@ impl Bvh {
         &self.jobs
     }
 
-    /// The leaf bounds for cluster DOP `d`: the whole space if it has a NaN bound.
-    #[inline]
-    fn leaf_dop(d: &Dop18) -> Dop18 {
-        if d.has_nan() {
-            Dop18::EVERYTHING
-        } else {
-            *d
-        }
-    }
-
     /// The bounds of node `n` from its children or clusters.
     #[inline]
     fn refit_node(&mut self, n: usize) {
         let nd = self.node[n];
-        (self.dop[n], self.fixed[n]) = match nd.children {
-            Some([l, r]) => {
-                let (l, r) = (l as usize, r as usize);
-                (
-                    self.dop[l].union(&self.dop[r]),
-                    self.fixed[l] && self.fixed[r],
-                )
-            }
-            None => {
-                let range = nd.first as usize..nd.end as usize;
-                let d = self.cdop[range.clone()]
-                    .iter()
-                    .fold(Dop18::EMPTY, |d, c| d.union(c));
-                (d, self.cfixed[range].iter().all(|&f| f))
-            }
+        let (dop, fixed) = if nd.is_leaf() {
+            self.leaf[nd.range()]
+                .iter()
+                .fold((Dop18::EMPTY, true), |(d, f), c| {
+                    (d.union(&c.dop), f && c.fixed)
+                })
+        } else {
+            let [l, r] = nd.children.map(|c| &self.node[c as usize]);
+            (l.dop.union(&r.dop), l.fixed && r.fixed)
         };
+        (self.node[n].dop, self.node[n].fixed) = (dop, fixed);
     }
 
-    /// New bounds: `cdop[c]` (cluster DOPs) and `cfixed[c]` (immovable clusters) at the leaves,
-    /// and the unions above them.
-    pub fn refit(&mut self, cdop: &[Dop18], cfixed: &[bool]) {
-        for (i, &c) in self.order.iter().enumerate() {
-            self.cdop[i] = Self::leaf_dop(&cdop[c as usize]);
-            self.cfixed[i] = cfixed[c as usize];
+    /// New bounds from the triangle 18-DOPs `tdop` and the immovable clusters `fixed[c]`.
+    pub fn refit(&mut self, tdop: &[Dop18], fixed: &[bool]) {
+        for c in &mut self.leaf {
+            c.refit(tdop, fixed);
         }
         for n in (0..self.node.len()).rev() {
             self.refit_node(n);
         }
     }
 
-    /// New bounds of the clusters `changed` only (`cdop`, `cfixed` as in [`Self::refit`]), and of
-    /// their ancestors.
-    pub fn refit_some(&mut self, changed: &[u32], cdop: &[Dop18], cfixed: &[bool]) {
+    /// New bounds ([`Self::refit`]) of the clusters `changed` only, and of their ancestors.
+    pub fn refit_some(&mut self, changed: &[u32], tdop: &[Dop18], fixed: &[bool]) {
         for &c in changed {
-            let i = self.slot[c as usize] as usize;
-            self.cdop[i] = Self::leaf_dop(&cdop[c as usize]);
-            self.cfixed[i] = cfixed[c as usize];
-            let mut n = self.leaf[i];
+            self.leaf[self.slot[c as usize] as usize].refit(tdop, fixed);
+            let mut n = self.leaf_node[c as usize];
             while n != NONE {
                 self.refit_node(n as usize);
                 n = self.parent[n as usize];
@@ -218,77 +269,83 @@ impl Bvh {
     pub fn run(&self, job: Job, f: &mut impl FnMut(u32, u32)) {
         match job {
             Job::Within(n) => self.within(n, f),
-            Job::Across(a, b) => self.across(a, b, f),
+            Job::Across(a, b) => {
+                if self.node[a as usize].meets(&self.node[b as usize]) {
+                    self.across(a, b, f);
+                }
+            }
         }
     }
 
     fn within(&self, n: u32, f: &mut impl FnMut(u32, u32)) {
-        if self.fixed[n as usize] {
+        let nd = &self.node[n as usize];
+        if nd.fixed {
             return;
         }
-        let nd = self.node[n as usize];
-        match nd.children {
-            Some([l, r]) => {
-                self.within(l, f);
-                self.within(r, f);
-                self.across(l, r, f);
-            }
-            None => {
-                for i in nd.first as usize..nd.end as usize {
-                    for j in i + 1..nd.end as usize {
-                        self.leaf_pair(i, j, f);
-                    }
+        if nd.is_leaf() {
+            let leaf = &self.leaf[nd.range()];
+            for (i, a) in leaf.iter().enumerate() {
+                for b in &leaf[i + 1..] {
+                    Self::leaf_pair(a, b, f);
                 }
             }
-        }
-    }
-
-    /// The clusters at positions `i` and `j` of `order`, if they share no vertex, their DOPs
-    /// overlap and not both are immovable.
-    #[inline]
-    fn leaf_pair(&self, i: usize, j: usize, f: &mut impl FnMut(u32, u32)) {
-        let (ci, cj) = (self.corners[i], self.corners[j]);
-        let mut shared = false;
-        for u in ci {
-            for v in cj {
-                shared |= u == v;
-            }
-        }
-        if !shared && !(self.cfixed[i] && self.cfixed[j]) && self.cdop[i].overlaps(&self.cdop[j]) {
-            f(self.order[i], self.order[j]);
-        }
-    }
-
-    fn across(&self, a: u32, b: u32, f: &mut impl FnMut(u32, u32)) {
-        let (ua, ub) = (a as usize, b as usize);
-        if (self.fixed[ua] && self.fixed[ub]) || !self.dop[ua].overlaps(&self.dop[ub]) {
             return;
         }
-        let (na, nb) = (self.node[ua], self.node[ub]);
-        match (na.children, nb.children) {
-            (None, None) => {
-                for i in na.first as usize..na.end as usize {
-                    if !self.cdop[i].overlaps(&self.dop[ub]) {
+        let [l, r] = nd.children;
+        self.within(l, f);
+        self.within(r, f);
+        if self.node[l as usize].meets(&self.node[r as usize]) {
+            self.across(l, r, f);
+        }
+    }
+
+    /// Clusters `a` and `b`, if they share no vertex, their DOPs overlap and not both are
+    /// immovable.
+    #[inline]
+    fn leaf_pair(a: &Leaf, b: &Leaf, f: &mut impl FnMut(u32, u32)) {
+        if !a.touches(b) && !(a.fixed && b.fixed) && a.dop.overlaps(&b.dop) {
+            f(a.cluster, b.cluster);
+        }
+    }
+
+    /// Nodes `a` and `b`, known to [`Node::meets`].
+    fn across(&self, a: u32, b: u32, f: &mut impl FnMut(u32, u32)) {
+        let (na, nb) = (&self.node[a as usize], &self.node[b as usize]);
+        match (na.is_leaf(), nb.is_leaf()) {
+            (true, true) => {
+                let lb = &self.leaf[nb.range()];
+                for ca in &self.leaf[na.range()] {
+                    if (ca.fixed && nb.fixed) || !ca.dop.overlaps(&nb.dop) {
                         continue;
                     }
-                    for j in nb.first as usize..nb.end as usize {
-                        self.leaf_pair(i, j, f);
+                    for cb in lb {
+                        Self::leaf_pair(ca, cb, f);
                     }
                 }
             }
-            (None, Some([bl, br])) => {
-                self.across(a, bl, f);
-                self.across(a, br, f);
+            (true, false) => {
+                for c in nb.children {
+                    if na.meets(&self.node[c as usize]) {
+                        self.across(a, c, f);
+                    }
+                }
             }
-            (Some([al, ar]), None) => {
-                self.across(al, b, f);
-                self.across(ar, b, f);
+            (false, true) => {
+                for c in na.children {
+                    if self.node[c as usize].meets(nb) {
+                        self.across(c, b, f);
+                    }
+                }
             }
-            (Some([al, ar]), Some([bl, br])) => {
-                self.across(al, bl, f);
-                self.across(al, br, f);
-                self.across(ar, bl, f);
-                self.across(ar, br, f);
+            (false, false) => {
+                for ca in na.children {
+                    let nca = &self.node[ca as usize];
+                    for cb in nb.children {
+                        if nca.meets(&self.node[cb as usize]) {
+                            self.across(ca, cb, f);
+                        }
+                    }
+                }
             }
         }
     }
@@ -296,27 +353,24 @@ impl Bvh {
     /// Calls `f(b)` for every cluster b ≠ `c` whose 18-DOP overlaps cluster `c`'s (current
     /// bounds) and that is not immovable together with it. `stack` is reusable scratch.
     pub fn query(&self, c: u32, stack: &mut Vec<u32>, mut f: impl FnMut(u32)) {
-        let me = self.slot[c as usize] as usize;
-        let (q, qfixed) = (self.cdop[me], self.cfixed[me]);
+        let me = &self.leaf[self.slot[c as usize] as usize];
         stack.clear();
         if !self.node.is_empty() {
             stack.push(0);
         }
         while let Some(n) = stack.pop() {
-            let u = n as usize;
-            if (qfixed && self.fixed[u]) || !self.dop[u].overlaps(&q) {
+            let nd = &self.node[n as usize];
+            if (me.fixed && nd.fixed) || !nd.dop.overlaps(&me.dop) {
                 continue;
             }
-            let nd = self.node[u];
-            match nd.children {
-                Some([l, r]) => stack.extend([r, l]),
-                None => {
-                    for j in nd.first as usize..nd.end as usize {
-                        if j != me && !(qfixed && self.cfixed[j]) && self.cdop[j].overlaps(&q) {
-                            f(self.order[j]);
-                        }
+            if nd.is_leaf() {
+                for o in &self.leaf[nd.range()] {
+                    if o.cluster != c && !(me.fixed && o.fixed) && o.dop.overlaps(&me.dop) {
+                        f(o.cluster);
                     }
                 }
+            } else {
+                stack.extend([nd.children[1], nd.children[0]]);
             }
         }
     }

@@ -85,14 +85,13 @@ impl BroadPhase {
             }
         }
         for &c in clusters.iter() {
-            self.cdop[c as usize] = self.clusters[c as usize].dop(&self.tdop);
             if !self.stale[c as usize] {
                 self.stale[c as usize] = true;
                 self.stale_list.push(c);
             }
         }
         self.bvh
-            .refit_some(clusters, &self.cdop, &self.fixed.cluster);
+            .refit_some(clusters, &self.tdop, &self.fixed.cluster);
         let ex = Expand {
             mesh,
             features: &self.features,
