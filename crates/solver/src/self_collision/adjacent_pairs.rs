@@ -1,12 +1,12 @@
 //! Feature pairs of neighbouring triangles, listed once from the topology. On smooth cloth most
 //! triangle pairs whose boxes overlap share a vertex (about 70 % on the benchmark fold), yet they
 //! yield few candidates: most of their vertex–triangle and edge–edge pairs share a vertex too, and
-//! the rest are usually apart along some 18-DOP axis. So the spatial-hash join skips triangle pairs
-//! that share a vertex, and their remaining feature pairs — the ones the representative-triangle
+//! the rest are usually apart along some 18-DOP axis. So the cluster expansion of the broad phase
+//! skips triangle pairs that share a vertex, and their remaining feature pairs — the ones the representative-triangle
 //! expansion of [`super::broad_phase`] would produce from them (Curtis, Tamstorf & Manocha 2008) —
 //! are kept here as a flat list whose 18-DOPs are tested directly every build. The candidates are
-//! the same as if the triangle pairs had been expanded, and no random lookups through the hash are
-//! needed for them.
+//! the same as if the triangle pairs had been expanded, and no traversal of the hierarchy is needed
+//! for them.
 
 use super::broad_phase::Features;
 use super::topology::VertexTriangles;

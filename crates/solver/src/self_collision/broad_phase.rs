@@ -226,7 +226,7 @@ impl Fixed {
     }
 }
 
-/// Reusable broad-phase state: bounds, hash, candidate lists.
+/// Reusable broad-phase state: bounds, hierarchy, candidate lists.
 #[derive(Debug, Default)]
 pub struct BroadPhase {
     /// Swept, inflated 18-DOP of each vertex in the last build.
@@ -236,7 +236,7 @@ pub struct BroadPhase {
     /// Edge–edge candidates `[e, f]` with e < f, sorted.
     pub ee: Vec<[u32; 2]>,
     features: Features,
-    /// Feature pairs of triangles sharing a vertex (tested directly, not through the hash).
+    /// Feature pairs of triangles sharing a vertex (tested directly, not through the hierarchy).
     adjacent: AdjacentPairs,
     /// Pairs of triangles sharing an edge (or single triangles), made at the first build, and
     /// the hierarchy over them.
@@ -255,12 +255,13 @@ pub struct BroadPhase {
     raw_ee: Vec<[u32; 2]>,
     counts_vf: Vec<u32>,
     counts_ee: Vec<u32>,
-    /// Has a build run (the bounds, hash and candidates belong together)?
+    /// Has a build run (the bounds, hierarchy and candidates belong together)?
     built: bool,
     /// Triangles around each vertex, and the cluster of each triangle (for [`Self::grow`]).
     around: VertexTriangles,
     tri_cluster: Vec<u32>,
-    /// Clusters whose bounds grew since the last build: flag per cluster and list.
+    /// Clusters whose bounds grew since the last build (for [`Self::grow`]'s choice of a full
+    /// build): flag per cluster and list.
     stale: Vec<bool>,
     stale_list: Vec<u32>,
     /// Scratch of [`Self::grow`]: triangles and clusters around the escaped vertices, the pairs
@@ -586,7 +587,7 @@ impl BroadPhase {
     }
 }
 
-/// One or two triangles sharing an edge, hashed as one box.
+/// One or two triangles sharing an edge, one entry of the hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Cluster {
     /// Its triangles (the second `u32::MAX` for a single triangle).

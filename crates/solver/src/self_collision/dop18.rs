@@ -10,7 +10,6 @@
 //! around a point projects to ± √2·r. Like a box, the DOP of a swept primitive is conservative:
 //! every point in the convex hull of its swept, inflated vertices lies inside it.
 
-use super::spatial_hash::Aabb;
 use glam::{Vec3, Vec4};
 
 /// Lower and upper bounds along the nine axes (m for x, y, z; m·√2 for the diagonals). The
@@ -73,9 +72,9 @@ impl Dop18 {
     }
 
     /// The box part (m).
-    #[inline]
-    pub fn aabb(&self) -> Aabb {
-        Aabb {
+    #[cfg(test)]
+    pub fn aabb(&self) -> crate::collide::Aabb {
+        crate::collide::Aabb {
             min: self.lo[0].truncate(),
             max: self.hi[0].truncate(),
         }

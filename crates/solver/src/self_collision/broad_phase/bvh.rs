@@ -375,3 +375,158 @@ impl Bvh {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::Cluster;
+    use super::*;
+
+    /// `n` clusters of two triangles (triangle 2c and 2c + 1; every seventh cluster a single
+    /// triangle) on a jittered grid with random sizes and motions, corners shared with the next
+    /// cluster in a row; their triangle DOPs, centres and immovable flags (one in three).
+    fn scene(n: u32) -> (Vec<Cluster>, Vec<Dop18>, Vec<Vec3>, Vec<bool>) {
+        let mut s = 0x0b5e_55ed_5eed_f00du64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let (mut clusters, mut tdop, mut centres, mut fixed) = (vec![], vec![], vec![], vec![]);
+        for c in 0..n {
+            let v = 2 * c;
+            let single = c % 7 == 0;
+            clusters.push(Cluster {
+                tris: [2 * c, if single { u32::MAX } else { 2 * c + 1 }],
+                verts: [v, v + 1, v + 2, v + 3],
+                masks: [0b0111, if single { 0 } else { 0b1110 }],
+            });
+            let base = Vec3::new((c % 20) as f32, 0.3 * r(), (c / 20) as f32) * 0.1;
+            centres.push(base);
+            for _ in 0..2 {
+                let mut d = Dop18::EMPTY;
+                for _ in 0..3 {
+                    let a = base + 0.12 * Vec3::new(r(), r(), r());
+                    let b = a + 0.05 * Vec3::new(r() - 0.5, r() - 0.5, r() - 0.5);
+                    d = d.union(&Dop18::swept(a, b, 0.01 * r()));
+                }
+                tdop.push(d);
+            }
+            fixed.push(r() < 0.33);
+        }
+        (clusters, tdop, centres, fixed)
+    }
+
+    fn touch(a: &Cluster, b: &Cluster) -> bool {
+        a.verts.iter().any(|v| b.verts.contains(v))
+    }
+
+    fn cdop(c: &Cluster, tdop: &[Dop18]) -> Dop18 {
+        c.triangles()
+            .fold(Dop18::EMPTY, |d, t| d.union(&tdop[t as usize]))
+    }
+
+    /// Every pair from the jobs, sorted, each once.
+    fn traverse(bvh: &Bvh) -> Vec<[u32; 2]> {
+        let mut got = Vec::new();
+        for &job in bvh.jobs() {
+            bvh.run(job, &mut |a, b| got.push([a.min(b), a.max(b)]));
+        }
+        let len = got.len();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(got.len(), len, "a pair came out twice");
+        got
+    }
+
+    fn brute(clusters: &[Cluster], tdop: &[Dop18], fixed: &[bool]) -> Vec<[u32; 2]> {
+        let n = clusters.len() as u32;
+        let mut want = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                let (ca, cb) = (&clusters[a as usize], &clusters[b as usize]);
+                if !touch(ca, cb)
+                    && !(fixed[a as usize] && fixed[b as usize])
+                    && cdop(ca, tdop).overlaps(&cdop(cb, tdop))
+                {
+                    want.push([a, b]);
+                }
+            }
+        }
+        want
+    }
+
+    #[test]
+    fn traversal_and_queries_equal_brute_force_after_refits() {
+        let (clusters, mut tdop, centres, fixed) = scene(400);
+        let mut bvh = Bvh::new(&clusters, &centres);
+        assert!(bvh.jobs().len() > 100, "{} jobs", bvh.jobs().len());
+        bvh.refit(&tdop, &fixed);
+        let want = brute(&clusters, &tdop, &fixed);
+        assert!(want.len() > 200, "{} pairs", want.len());
+        assert_eq!(traverse(&bvh), want);
+        // Some clusters move (one far away, across everything): refitting only them and their
+        // ancestors gives the same pairs as brute force over the new bounds.
+        let moved = [3u32, 77, 78, 250];
+        for &c in &moved {
+            let t = clusters[c as usize].tris[0] as usize;
+            let far = Vec3::splat(if c == 250 { 1.0e6 } else { 0.12 });
+            tdop[t] = tdop[t].union(&Dop18::swept(centres[c as usize] + far, Vec3::ZERO, 0.01));
+        }
+        bvh.refit_some(&moved, &tdop, &fixed);
+        let want = brute(&clusters, &tdop, &fixed);
+        assert_eq!(traverse(&bvh), want);
+        let mut stack = Vec::new();
+        for c in [0u32, 3, 120, 250, 399] {
+            let mut got = Vec::new();
+            bvh.query(c, &mut stack, |b| got.push(b));
+            got.sort_unstable();
+            let me = &clusters[c as usize];
+            let want: Vec<u32> = (0..clusters.len() as u32)
+                .filter(|&b| {
+                    b != c
+                        && !(fixed[b as usize] && fixed[c as usize])
+                        && cdop(me, &tdop).overlaps(&cdop(&clusters[b as usize], &tdop))
+                })
+                .collect();
+            assert_eq!(got, want, "query of cluster {c}");
+        }
+    }
+
+    /// A NaN bound in one triangle hides no pair of the others: the cluster then meets everything
+    /// in the hierarchy and its finite triangle still meets its neighbours.
+    #[test]
+    fn a_nan_bound_hides_no_pair() {
+        let (clusters, mut tdop, centres, _) = scene(200);
+        let fixed = vec![false; clusters.len()];
+        let nan = Vec3::new(0.5, f32::NAN, 0.5);
+        tdop[2 * 41 + 1] = Dop18::swept(nan, nan, 0.01);
+        let mut bvh = Bvh::new(&clusters, &centres);
+        bvh.refit(&tdop, &fixed);
+        let got = traverse(&bvh);
+        let finite = |c: u32| {
+            let cl = &clusters[c as usize];
+            cl.triangles()
+                .filter(|&t| !tdop[t as usize].has_nan())
+                .fold(Dop18::EMPTY, |d, t| d.union(&tdop[t as usize]))
+        };
+        let n = clusters.len() as u32;
+        let mut want = 0;
+        for a in 0..n {
+            for b in a + 1..n {
+                if !touch(&clusters[a as usize], &clusters[b as usize])
+                    && finite(a).overlaps(&finite(b))
+                {
+                    want += 1;
+                    assert!(got.binary_search(&[a, b]).is_ok(), "{a} {b}");
+                }
+            }
+        }
+        assert!(want > 100, "{want}");
+        let with_41 = got.iter().filter(|p| p.contains(&41)).count();
+        assert!(
+            with_41 + 3 > clusters.len(),
+            "{with_41}: cluster 41 meets all but its touching"
+        );
+    }
+}
