@@ -12,9 +12,9 @@ use super::broad_phase::Features;
 use super::topology::VertexTriangles;
 
 /// Vertex–triangle and edge–edge pairs of triangles that share at least one vertex, excluding
-/// pairs that share a vertex themselves. Indices are into the feature order of [`Features`]
-/// (`vf`: [vertex slot, triangle], `ee`: [edge slot, edge slot]), which is also the order of the
-/// per-build vertex and edge bounds.
+/// pairs that share a vertex themselves. `vf`: [vertex, triangle]; `ee`: [edge slot, edge slot],
+/// indices into the feature order of [`Features`], which is also the order of the per-build edge
+/// bounds.
 #[derive(Debug, Default)]
 pub struct AdjacentPairs {
     pub vf: Vec<[u32; 2]>,
@@ -54,7 +54,7 @@ impl AdjacentPairs {
         for (p, t) in [(a, b), (b, a)] {
             for k in f.vert_range(p) {
                 if !triangles[t as usize].contains(&f.verts[k]) {
-                    self.vf.push([k as u32, t]);
+                    self.vf.push([f.verts[k], t]);
                 }
             }
         }
@@ -84,11 +84,7 @@ mod tests {
         let edges = unique_edges(&tris);
         let f = Features::new(8, &tris, &edges);
         let adj = AdjacentPairs::new(8, &tris, &edges, &f);
-        let mut vf: Vec<[u32; 2]> = adj
-            .vf
-            .iter()
-            .map(|&[k, t]| [f.verts[k as usize], t])
-            .collect();
+        let mut vf = adj.vf.clone();
         vf.sort_unstable();
         assert_eq!(vf, [[1, 1], [1, 2], [2, 2], [3, 0], [4, 0], [4, 1]]);
         let mut ee: Vec<[[u32; 2]; 2]> = adj

@@ -344,7 +344,10 @@ impl Expand<'_> {
     /// [`neighbour_clusters`]): [`Self::expand`] for those that may collide.
     fn neighbour_triangles(&self, pairs: &[[u32; 2]], buf: &mut Task) {
         for &[s, t] in pairs {
-            if self.mesh.self_collides(self.mesh.triangles[s as usize][0]) {
+            // Most are apart: test before the call.
+            if self.tdop[s as usize].overlaps(&self.tdop[t as usize])
+                && self.mesh.self_collides(self.mesh.triangles[s as usize][0])
+            {
                 self.expand(s, t, buf);
             }
         }
@@ -395,8 +398,7 @@ impl Expand<'_> {
         buf: &mut Task,
     ) {
         let f = self.features;
-        for &[k, t] in &adj.vf[vf] {
-            let v = f.verts[k as usize];
+        for &[v, t] in &adj.vf[vf] {
             if self.vdop[v as usize].overlaps(&self.tdop[t as usize]) && self.mesh.self_collides(v)
             {
                 buf.vf.push([v, t]);
@@ -461,9 +463,7 @@ impl BroadPhase {
         let n = fixed.len();
         let feat = &self.features;
         self.adjacent = AdjacentPairs::new(n, triangles, edges, feat);
-        self.adjacent
-            .vf
-            .retain(|&[k, t]| !fx.vertex_triangle(feat.verts[k as usize], t));
+        self.adjacent.vf.retain(|&[v, t]| !fx.vertex_triangle(v, t));
         self.adjacent
             .ee
             .retain(|&[i, j]| !fx.edge_edge(feat.edges[i as usize], feat.edges[j as usize]));
