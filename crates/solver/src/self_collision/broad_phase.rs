@@ -1,24 +1,55 @@
 //! Broad phase of the cloth–cloth stage: candidate vertex–triangle and edge–edge pairs whose swept,
-//! inflated 18-DOPs overlap, rebuilt in O(n) every call from one [`SpatialHash`] (Kang 2003 §5.3)
-//! over the boxes of triangle clusters: the two halves of each quad (pairs of triangles sharing
-//! their longest edge, [`pair_triangles`]), so the hash holds half as many boxes as triangles.
+//! inflated 18-DOPs overlap, found every call with a bounding-volume hierarchy ([`bvh`]) over
+//! triangle clusters: the two halves of each quad (pairs of triangles sharing their longest edge,
+//! [`pair_triangles`]), so the tree holds half as many entries as triangles. The mesh does not
+//! change, so the tree is built once (median splits of the cluster centres at the first build) and
+//! every build only refits its 18-DOPs bottom-up in O(n) and traverses it against itself — the
+//! classic scheme for deforming cloth (Bridson, Fedkiw & Anderson 2002 §6; van den Bergen 1997).
 //! Every vertex and edge is assigned to one of its triangles ("representative triangles", Curtis,
-//! Tamstorf & Manocha 2008, [`Features`]), and each pair of triangles whose boxes overlap is
-//! expanded into the vertex–triangle and edge–edge pairs of the features they own. Cluster pairs
-//! come from a join of every non-empty hash bucket (same level) and from box queries of the finer
-//! cluster into the coarser levels (fast or huge triangles); both run in parallel over fixed-size
-//! chunks. Triangle pairs that share a vertex are skipped there: on smooth cloth they are most of
-//! the overlapping pairs but give few candidates, and their feature pairs come from a list made
-//! once from the topology ([`AdjacentPairs`]), tested while one thread fills the hash. A pair is
-//! kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a sheet
-//! lying in a coordinate plane that removes many neighbours whose boxes merely touch. The result is
-//! put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge, edge) — by a
-//! counting sort, so it depends neither on the thread count nor on the hash layout.
+//! Tamstorf & Manocha 2008, [`Features`]), and each pair of triangles sharing no vertex whose DOPs
+//! overlap is expanded into the vertex–triangle and edge–edge pairs of the features they own.
+//!
+//! The topology splits the triangle pairs into three disjoint kinds, each tested once:
+//! * triangles sharing a vertex: on smooth cloth most overlapping pairs, with few candidates;
+//!   their feature pairs are a flat list made once ([`AdjacentPairs`]);
+//! * triangles sharing no vertex in clusters that share one: touching clusters always overlap, and
+//!   they are nearly all overlapping cluster pairs, so their triangle pairs are a flat list too,
+//!   made at the first build ([`neighbour_clusters`]);
+//! * clusters sharing no vertex: the pairs the self-traversal finds (it skips touching clusters).
+//!
+//! The two lists are tested in fixed chunks while one thread refits the tree, and the traversal
+//! runs as a fixed list of jobs (subtrees and sibling pairs), each filling its own buffer. A pair
+//! is kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a
+//! sheet lying in a coordinate plane that removes many neighbours whose boxes merely touch. The
+//! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
+//! edge) — by a counting sort, so it depends neither on the thread count nor on the tree: it is
+//! exactly the brute-force list (the tests compare the two).
 //!
 //! Pairs made only of vertices the stage never moves (hard pins, [`BroadPhase::set_fixed`]) are no
-//! candidates: immovable clusters and triangles are not expanded against each other, and the
-//! neighbour list drops them once. When a few vertices leave their boxes, [`BroadPhase::grow`]
-//! (grow.rs) adds their new pairs instead of a new build.
+//! candidates: immovable subtrees, clusters and triangles are not expanded against each other,
+//! and the neighbour list drops them once. When a few vertices leave their boxes,
+//! [`BroadPhase::grow`] (grow.rs) adds their new pairs instead of a new build.
+//!
+//! Measured against the spatial hash this replaced (Kang 2003 §5.3: a hierarchical hash rebuilt
+//! every call over the cluster boxes, bucket joins, the same neighbour list; 42 M instructions per
+//! build on the dress, of which bucket joins 22 %, cluster pairs 16 %, neighbour list 15 %, hash
+//! build 10 %, triangle-pair expansion 9 %, bounds 14 %, sort 3 %), with identical candidates and
+//! caches (cmp on dress-walk and skirt-walk, at 1 and 2 threads). One build of the dress-walk
+//! sample replayed 200 times (one thread, a temporary `BENCH` hook in `build`, not kept): 2.3 ms
+//! with the hash, 1.15 ms now (builds 15 and 30 of the first 12 frames; build 45: 2.95 → 1.77
+//! ms). Per build of the whole dress bake (one thread, the solve evicting the bounds from the
+//! caches between builds): bounds 0.50 ms, refit with the two lists 0.92 ms (191,862 neighbour
+//! feature pairs, 29,748 neighbour-cluster triangle pairs), traversal and expansion 0.95 ms
+//! (2,458 cluster pairs sharing no vertex), sort 0.13 ms, for 16,599 raw candidates. Whole bakes,
+//! three alternating pairs of the two binaries each (`/tmp/s18/exp.py BIN SCENE`, 2 cores shared
+//! with other jobs, load average 4–7, so the stage's wall seconds are noisy; CPU s steadier):
+//!
+//! | scene, threads | `broad_phase` s, hash → hierarchy    | CPU s, hash → hierarchy          |
+//! |----------------|--------------------------------------|----------------------------------|
+//! | dress, 1       | 1.48 3.75 1.90 → 1.38 1.38 0.92      | 8.53 8.70 8.66 → 8.28 8.42 8.07  |
+//! | dress, 2       | 1.45 2.13 2.41 → 1.47 1.42 1.73      | 9.08 9.13 9.16 → 8.95 8.49 8.74  |
+//! | skirt, 1       | 0.469 0.421 0.448 → 0.302 0.306 0.297 | 3.75 3.57 3.63 → 3.57 3.56 3.55  |
+//! | skirt, 2       | 0.62 0.60 0.69 → 0.45 0.42 0.34      | 3.95 3.80 3.74 → 3.85 3.67 3.65  |
 //!
 //! Reuse across builds was measured and does not pay on the character scenes. The candidates are
 //! a monotone function of the vertex 18-DOPs, so those of widened DOPs, filtered, would give the
@@ -29,9 +60,7 @@
 //! builds) had 644 to all 10,212 (median 3,522) outside. A skin of one more substep of motion
 //! and twice the inflation, grown like [`BroadPhase::grow`] for the escaped vertices, still had
 //! to be rebuilt in 132 of 357 builds, its lists were 9× the candidates, and the broad phase
-//! took more instructions (0.94 → 1.06 G on the first 7 frames). Per build (50 builds from mid
-//! bake, one thread, 42 M instructions each): bucket joins 22 %, cluster pairs 16 %, neighbour
-//! list 15 %, hash build 10 %, triangle-pair expansion 9 %, bounds 14 %, sort 3 %.
+//! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash).
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
