@@ -303,7 +303,7 @@ impl Bvh {
     /// immovable.
     #[inline]
     fn leaf_pair(a: &Leaf, b: &Leaf, f: &mut impl FnMut(u32, u32)) {
-        if !a.touches(b) && !(a.fixed && b.fixed) && a.dop.overlaps(&b.dop) {
+        if !(a.touches(b) || a.fixed && b.fixed) && a.dop.overlaps(&b.dop) {
             f(a.cluster, b.cluster);
         }
     }
@@ -445,8 +445,7 @@ mod tests {
         for a in 0..n {
             for b in a + 1..n {
                 let (ca, cb) = (&clusters[a as usize], &clusters[b as usize]);
-                if !touch(ca, cb)
-                    && !(fixed[a as usize] && fixed[b as usize])
+                if !(touch(ca, cb) || fixed[a as usize] && fixed[b as usize])
                     && cdop(ca, tdop).overlaps(&cdop(cb, tdop))
                 {
                     want.push([a, b]);
