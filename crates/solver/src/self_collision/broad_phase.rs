@@ -34,22 +34,26 @@
 //! every call over the cluster boxes, bucket joins, the same neighbour list; 42 M instructions per
 //! build on the dress, of which bucket joins 22 %, cluster pairs 16 %, neighbour list 15 %, hash
 //! build 10 %, triangle-pair expansion 9 %, bounds 14 %, sort 3 %), with identical candidates and
-//! caches (cmp on dress-walk and skirt-walk, at 1 and 2 threads). One build of the dress-walk
-//! sample replayed 200 times (one thread, a temporary `BENCH` hook in `build`, not kept): 2.3 ms
-//! with the hash, 1.15 ms now (builds 15 and 30 of the first 12 frames; build 45: 2.95 → 1.77
-//! ms). Per build of the whole dress bake (one thread, the solve evicting the bounds from the
-//! caches between builds): bounds 0.50 ms, refit with the two lists 0.92 ms (191,862 neighbour
-//! feature pairs, 29,748 neighbour-cluster triangle pairs), traversal and expansion 0.95 ms
-//! (2,458 cluster pairs sharing no vertex), sort 0.13 ms, for 16,599 raw candidates. Whole bakes,
-//! three alternating pairs of the two binaries each (`/tmp/s18/exp.py BIN SCENE`, 2 cores shared
-//! with other jobs, load average 4–7, so the stage's wall seconds are noisy; CPU s steadier):
+//! caches (cmp on dress-walk and skirt-walk, at 1 and 2 threads). Instructions of the 46 builds of
+//! the first 12 frames of the dress-walk sample (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind`, a
+//! temporary hook running every build twice, minus the normal bake): 1.858 G with the hash (40 M
+//! per build), 0.979 G now (21 M per build); the whole bake 37.33 → 36.48 G. One build of the
+//! dress-walk sample replayed 200 times (one thread, a temporary `BENCH` hook in `build`, not
+//! kept): 2.3 ms with the hash, 1.15 ms now (builds 15 and 30 of the first 12 frames; build 45:
+//! 2.95 → 1.77 ms). Per build of the whole dress bake (one thread, the solve evicting the bounds
+//! from the caches between builds): bounds 0.50 ms, refit with the two lists 0.92 ms (191,862
+//! neighbour feature pairs, 29,748 neighbour-cluster triangle pairs), traversal and expansion 0.95
+//! ms (2,458 cluster pairs sharing no vertex), sort 0.13 ms, for 16,599 raw candidates. Whole
+//! bakes, three alternating pairs of the two binaries each (`/tmp/s18/exp.py BIN SCENE`, 2 cores
+//! shared with other jobs, load average 4–7, so the stage's wall seconds are noisy; CPU s
+//! steadier):
 //!
-//! | scene, threads | `broad_phase` s, hash → hierarchy    | CPU s, hash → hierarchy          |
-//! |----------------|--------------------------------------|----------------------------------|
-//! | dress, 1       | 1.48 3.75 1.90 → 1.38 1.38 0.92      | 8.53 8.70 8.66 → 8.28 8.42 8.07  |
-//! | dress, 2       | 1.45 2.13 2.41 → 1.47 1.42 1.73      | 9.08 9.13 9.16 → 8.95 8.49 8.74  |
-//! | skirt, 1       | 0.469 0.421 0.448 → 0.302 0.306 0.297 | 3.75 3.57 3.63 → 3.57 3.56 3.55  |
-//! | skirt, 2       | 0.62 0.60 0.69 → 0.45 0.42 0.34      | 3.95 3.80 3.74 → 3.85 3.67 3.65  |
+//! | scene, threads | `broad_phase` s, hash → hierarchy     | CPU s, hash → hierarchy         |
+//! |----------------|---------------------------------------|---------------------------------|
+//! | dress, 1       | 1.48 3.75 1.90 → 1.38 1.38 0.92       | 8.53 8.70 8.66 → 8.28 8.42 8.07 |
+//! | dress, 2       | 1.45 2.13 2.41 → 1.47 1.42 1.73       | 9.08 9.13 9.16 → 8.95 8.49 8.74 |
+//! | skirt, 1       | 0.469 0.421 0.448 → 0.302 0.306 0.297 | 3.75 3.57 3.63 → 3.57 3.56 3.55 |
+//! | skirt, 2       | 0.62 0.60 0.69 → 0.45 0.42 0.34       | 3.95 3.80 3.74 → 3.85 3.67 3.65 |
 //!
 //! Reuse across builds was measured and does not pay on the character scenes. The candidates are
 //! a monotone function of the vertex 18-DOPs, so those of widened DOPs, filtered, would give the
