@@ -55,6 +55,10 @@
 //! | skirt, 1       | 0.469 0.421 0.448 → 0.302 0.306 0.297 | 3.75 3.57 3.63 → 3.57 3.56 3.55 |
 //! | skirt, 2       | 0.62 0.60 0.69 → 0.45 0.42 0.34       | 3.95 3.80 3.74 → 3.85 3.67 3.65 |
 //!
+//! Two more pairs at 2 threads when the load had dropped (load average 2–3; wall ≈ CPU, so the
+//! bake still had about one core): dress `broad_phase` 1.35 1.35 → 0.905 0.895 s, CPU 8.61 8.62 →
+//! 8.28 8.22 s; skirt 0.441 0.430 → 0.308 0.322 s, CPU 3.68 3.65 → 3.59 3.73 s.
+//!
 //! Reuse across builds was measured and does not pay on the character scenes. The candidates are
 //! a monotone function of the vertex 18-DOPs, so those of widened DOPs, filtered, would give the
 //! same list while every vertex stays inside its widened DOP ("Verlet lists" with a skin). On
