@@ -37,16 +37,18 @@
 //! caches (cmp on dress-walk and skirt-walk, at 1 and 2 threads). Instructions of the 46 builds of
 //! the first 12 frames of the dress-walk sample (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind`, a
 //! temporary hook running every build twice, minus the normal bake): 1.858 G with the hash (40 M
-//! per build), 0.979 G now (21 M per build); the whole bake 37.33 → 36.48 G. One build of the
-//! dress-walk sample replayed 200 times (one thread, a temporary `BENCH` hook in `build`, not
-//! kept): 2.3 ms with the hash, 1.15 ms now (builds 15 and 30 of the first 12 frames; build 45:
-//! 2.95 → 1.77 ms). Per build of the whole dress bake (one thread, the solve evicting the bounds
-//! from the caches between builds): bounds 0.50 ms, refit with the two lists 0.92 ms (191,862
-//! neighbour feature pairs, 29,748 neighbour-cluster triangle pairs), traversal and expansion 0.95
-//! ms (2,458 cluster pairs sharing no vertex), sort 0.13 ms, for 16,599 raw candidates. Whole
-//! bakes, three alternating pairs of the two binaries each (`/tmp/s18/exp.py BIN SCENE`, 2 cores
-//! shared with other jobs, load average 4–7, so the stage's wall seconds are noisy; CPU s
-//! steadier):
+//! per build), 0.979 G now (21 M per build); the whole bake 37.33 → 36.48 G. Of the 21 M: neighbour
+//! feature list 6.6 M, traversal 5.1 M, bounds about 4.1 M (closures), sort 1.3 M, expansions 2.3
+//! M, refit 1.0 M (the hash's 40 M: bucket joins 9.5 M, neighbour list 7.0 M, cluster pairs 6.7 M,
+//! hash build 4.8 M, expansion 2.4 M, sort 1.3 M). One build of the dress-walk sample replayed 200
+//! times (one thread, a temporary `BENCH` hook in `build`, not kept): 2.3 ms with the hash, 1.15 ms
+//! now (builds 15 and 30 of the first 12 frames; build 45: 2.95 → 1.77 ms). Per build of the whole
+//! dress bake (one thread, the solve evicting the bounds from the caches between builds): bounds
+//! 0.50 ms, refit with the two lists 0.92 ms (191,862 neighbour feature pairs, 29,748
+//! neighbour-cluster triangle pairs), traversal and expansion 0.95 ms (2,458 cluster pairs sharing
+//! no vertex), sort 0.13 ms, for 16,599 raw candidates. Whole bakes, three alternating pairs of the
+//! two binaries each (`/tmp/s18/exp.py BIN SCENE`, 2 cores shared with other jobs, load average
+//! 4–7, so the stage's wall seconds are noisy; CPU s steadier):
 //!
 //! | scene, threads | `broad_phase` s, hash → hierarchy     | CPU s, hash → hierarchy         |
 //! |----------------|---------------------------------------|---------------------------------|
