@@ -1,20 +1,20 @@
 //! Feature pairs of neighbouring triangles, listed once from the topology. On smooth cloth most
 //! triangle pairs whose boxes overlap share a vertex (about 70 % on the benchmark fold), yet they
 //! yield few candidates: most of their vertex–triangle and edge–edge pairs share a vertex too, and
-//! the rest are usually apart along some 18-DOP axis. So the spatial-hash join skips triangle pairs
-//! that share a vertex, and their remaining feature pairs — the ones the representative-triangle
+//! the rest are usually apart along some 18-DOP axis. So the cluster expansion of the broad phase
+//! skips triangle pairs that share a vertex, and their remaining feature pairs — the ones the representative-triangle
 //! expansion of [`super::broad_phase`] would produce from them (Curtis, Tamstorf & Manocha 2008) —
 //! are kept here as a flat list whose 18-DOPs are tested directly every build. The candidates are
-//! the same as if the triangle pairs had been expanded, and no random lookups through the hash are
-//! needed for them.
+//! the same as if the triangle pairs had been expanded, and no traversal of the hierarchy is needed
+//! for them.
 
 use super::broad_phase::Features;
 use super::topology::VertexTriangles;
 
 /// Vertex–triangle and edge–edge pairs of triangles that share at least one vertex, excluding
-/// pairs that share a vertex themselves. Indices are into the feature order of [`Features`]
-/// (`vf`: [vertex slot, triangle], `ee`: [edge slot, edge slot]), which is also the order of the
-/// per-build vertex and edge bounds.
+/// pairs that share a vertex themselves. `vf`: [vertex, triangle]; `ee`: [edge slot, edge slot],
+/// indices into the feature order of [`Features`], which is also the order of the per-build edge
+/// bounds.
 #[derive(Debug, Default)]
 pub struct AdjacentPairs {
     pub vf: Vec<[u32; 2]>,
@@ -54,7 +54,7 @@ impl AdjacentPairs {
         for (p, t) in [(a, b), (b, a)] {
             for k in f.vert_range(p) {
                 if !triangles[t as usize].contains(&f.verts[k]) {
-                    self.vf.push([k as u32, t]);
+                    self.vf.push([f.verts[k], t]);
                 }
             }
         }
@@ -84,11 +84,7 @@ mod tests {
         let edges = unique_edges(&tris);
         let f = Features::new(8, &tris, &edges);
         let adj = AdjacentPairs::new(8, &tris, &edges, &f);
-        let mut vf: Vec<[u32; 2]> = adj
-            .vf
-            .iter()
-            .map(|&[k, t]| [f.verts[k as usize], t])
-            .collect();
+        let mut vf = adj.vf.clone();
         vf.sort_unstable();
         assert_eq!(vf, [[1, 1], [1, 2], [2, 2], [3, 0], [4, 0], [4, 1]]);
         let mut ee: Vec<[[u32; 2]; 2]> = adj

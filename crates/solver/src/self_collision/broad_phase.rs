@@ -1,24 +1,65 @@
 //! Broad phase of the cloth–cloth stage: candidate vertex–triangle and edge–edge pairs whose swept,
-//! inflated 18-DOPs overlap, rebuilt in O(n) every call from one [`SpatialHash`] (Kang 2003 §5.3)
-//! over the boxes of triangle clusters: the two halves of each quad (pairs of triangles sharing
-//! their longest edge, [`pair_triangles`]), so the hash holds half as many boxes as triangles.
+//! inflated 18-DOPs overlap, found every call with a bounding-volume hierarchy ([`bvh`]) over
+//! triangle clusters: the two halves of each quad (pairs of triangles sharing their longest edge,
+//! [`pair_triangles`]), so the tree holds half as many entries as triangles. The mesh does not
+//! change, so the tree is built once (median splits of the cluster centres at the first build) and
+//! every build only refits its 18-DOPs bottom-up in O(n) and traverses it against itself — the
+//! classic scheme for deforming cloth (Bridson, Fedkiw & Anderson 2002 §6; van den Bergen 1997).
 //! Every vertex and edge is assigned to one of its triangles ("representative triangles", Curtis,
-//! Tamstorf & Manocha 2008, [`Features`]), and each pair of triangles whose boxes overlap is
-//! expanded into the vertex–triangle and edge–edge pairs of the features they own. Cluster pairs
-//! come from a join of every non-empty hash bucket (same level) and from box queries of the finer
-//! cluster into the coarser levels (fast or huge triangles); both run in parallel over fixed-size
-//! chunks. Triangle pairs that share a vertex are skipped there: on smooth cloth they are most of
-//! the overlapping pairs but give few candidates, and their feature pairs come from a list made
-//! once from the topology ([`AdjacentPairs`]), tested while one thread fills the hash. A pair is
-//! kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a sheet
-//! lying in a coordinate plane that removes many neighbours whose boxes merely touch. The result is
-//! put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge, edge) — by a
-//! counting sort, so it depends neither on the thread count nor on the hash layout.
+//! Tamstorf & Manocha 2008, [`Features`]), and each pair of triangles sharing no vertex whose DOPs
+//! overlap is expanded into the vertex–triangle and edge–edge pairs of the features they own.
+//!
+//! The topology splits the triangle pairs into three disjoint kinds, each tested once:
+//! * triangles sharing a vertex: on smooth cloth most overlapping pairs, with few candidates;
+//!   their feature pairs are a flat list made once ([`AdjacentPairs`]);
+//! * triangles sharing no vertex in clusters that share one: touching clusters always overlap, and
+//!   they are nearly all overlapping cluster pairs, so their triangle pairs are a flat list too,
+//!   made at the first build ([`neighbour_clusters`]);
+//! * clusters sharing no vertex: the pairs the self-traversal finds (it skips touching clusters).
+//!
+//! The two lists are tested in fixed chunks while one thread refits the tree, and the traversal
+//! runs as a fixed list of jobs (subtrees and sibling pairs), each filling its own buffer. A pair
+//! is kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a
+//! sheet lying in a coordinate plane that removes many neighbours whose boxes merely touch. The
+//! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
+//! edge) — by a counting sort, so it depends neither on the thread count nor on the tree: it is
+//! exactly the brute-force list (the tests compare the two).
 //!
 //! Pairs made only of vertices the stage never moves (hard pins, [`BroadPhase::set_fixed`]) are no
-//! candidates: immovable clusters and triangles are not expanded against each other, and the
-//! neighbour list drops them once. When a few vertices leave their boxes, [`BroadPhase::grow`]
-//! (grow.rs) adds their new pairs instead of a new build.
+//! candidates: immovable subtrees, clusters and triangles are not expanded against each other,
+//! and the neighbour list drops them once. When a few vertices leave their boxes,
+//! [`BroadPhase::grow`] (grow.rs) adds their new pairs instead of a new build.
+//!
+//! Measured against the spatial hash this replaced (Kang 2003 §5.3: a hierarchical hash rebuilt
+//! every call over the cluster boxes, bucket joins, the same neighbour list; 42 M instructions per
+//! build on the dress, of which bucket joins 22 %, cluster pairs 16 %, neighbour list 15 %, hash
+//! build 10 %, triangle-pair expansion 9 %, bounds 14 %, sort 3 %), with identical candidates and
+//! caches (cmp on dress-walk and skirt-walk, at 1 and 2 threads). Instructions of the 46 builds of
+//! the first 12 frames of the dress-walk sample (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind`, a
+//! temporary hook running every build twice, minus the normal bake): 1.858 G with the hash (40 M
+//! per build), 0.979 G now (21 M per build); the whole bake 37.33 → 36.48 G. Of the 21 M: neighbour
+//! feature list 6.6 M, traversal 5.1 M, bounds about 4.1 M (closures), sort 1.3 M, expansions 2.3
+//! M, refit 1.0 M (the hash's 40 M: bucket joins 9.5 M, neighbour list 7.0 M, cluster pairs 6.7 M,
+//! hash build 4.8 M, expansion 2.4 M, sort 1.3 M). One build of the dress-walk sample replayed 200
+//! times (one thread, a temporary `BENCH` hook in `build`, not kept): 2.3 ms with the hash, 1.15 ms
+//! now (builds 15 and 30 of the first 12 frames; build 45: 2.95 → 1.77 ms). Per build of the whole
+//! dress bake (one thread, the solve evicting the bounds from the caches between builds): bounds
+//! 0.50 ms, refit with the two lists 0.92 ms (191,862 neighbour feature pairs, 29,748
+//! neighbour-cluster triangle pairs), traversal and expansion 0.95 ms (2,458 cluster pairs sharing
+//! no vertex), sort 0.13 ms, for 16,599 raw candidates. Whole bakes, three alternating pairs of the
+//! two binaries each (`/tmp/s18/exp.py BIN SCENE`, 2 cores shared with other jobs, load average
+//! 4–7, so the stage's wall seconds are noisy; CPU s steadier):
+//!
+//! | scene, threads | `broad_phase` s, hash → hierarchy     | CPU s, hash → hierarchy         |
+//! |----------------|---------------------------------------|---------------------------------|
+//! | dress, 1       | 1.48 3.75 1.90 → 1.38 1.38 0.92       | 8.53 8.70 8.66 → 8.28 8.42 8.07 |
+//! | dress, 2       | 1.45 2.13 2.41 → 1.47 1.42 1.73       | 9.08 9.13 9.16 → 8.95 8.49 8.74 |
+//! | skirt, 1       | 0.469 0.421 0.448 → 0.302 0.306 0.297 | 3.75 3.57 3.63 → 3.57 3.56 3.55 |
+//! | skirt, 2       | 0.62 0.60 0.69 → 0.45 0.42 0.34       | 3.95 3.80 3.74 → 3.85 3.67 3.65 |
+//!
+//! Two more pairs at 2 threads when the load had dropped (load average 2–3; wall ≈ CPU, so the
+//! bake still had about one core): dress `broad_phase` 1.35 1.35 → 0.905 0.895 s, CPU 8.61 8.62 →
+//! 8.28 8.22 s; skirt 0.441 0.430 → 0.308 0.322 s, CPU 3.68 3.65 → 3.59 3.73 s.
 //!
 //! Reuse across builds was measured and does not pay on the character scenes. The candidates are
 //! a monotone function of the vertex 18-DOPs, so those of widened DOPs, filtered, would give the
@@ -29,39 +70,28 @@
 //! builds) had 644 to all 10,212 (median 3,522) outside. A skin of one more substep of motion
 //! and twice the inflation, grown like [`BroadPhase::grow`] for the escaped vertices, still had
 //! to be rebuilt in 132 of 357 builds, its lists were 9× the candidates, and the broad phase
-//! took more instructions (0.94 → 1.06 G on the first 7 frames). Per build (50 builds from mid
-//! bake, one thread, 42 M instructions each): bucket joins 22 %, cluster pairs 16 %, neighbour
-//! list 15 %, hash build 10 %, triangle-pair expansion 9 %, bounds 14 %, sort 3 %.
+//! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash).
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
 use super::parallel::par_chunks;
-use super::spatial_hash::{Aabb, JoinScratch, SpatialHash, LEVELS};
 use super::topology::VertexTriangles;
+use bvh::Bvh;
 use glam::Vec3;
 use rayon::prelude::*;
 
+mod bvh;
 mod grow;
+mod neighbour_clusters;
 
-/// Non-empty hash buckets per parallel join task (fixed, so the output order is
-/// thread-independent).
-const BUCKET_CHUNK: usize = 64;
-/// Finest cell size as a multiple of the median cluster box extent: fewer cells per box (and so
-/// fewer repeated box tests) against more boxes per cell. On the 64² fold of the benchmark 2 and
-/// 2.5 were the fastest of 1, 1.5, 2 and 2.5 (broad phase 0.25 of the rest of the substep against
-/// 0.27–0.29 for 1; BENCHMARKS.md).
-const CELL_FACTOR: f32 = 2.0;
-/// Triangles per parallel cross-level query task.
-const PRIM_CHUNK: usize = 1024;
 /// Neighbour feature pairs per parallel task.
 const ADJACENT_CHUNK: usize = 16384;
 
-/// Reusable buffers of one parallel task: the pairs it found and its join scratch.
+/// Reusable buffers of one parallel task: the pairs it found.
 #[derive(Debug, Default)]
 struct Task {
     vf: Vec<[u32; 2]>,
     ee: Vec<[u32; 2]>,
-    scratch: JoinScratch,
 }
 
 impl Task {
@@ -235,7 +265,7 @@ impl Fixed {
     }
 }
 
-/// Reusable broad-phase state: bounds, hash, candidate lists.
+/// Reusable broad-phase state: bounds, hierarchy, candidate lists.
 #[derive(Debug, Default)]
 pub struct BroadPhase {
     /// Swept, inflated 18-DOP of each vertex in the last build.
@@ -245,18 +275,18 @@ pub struct BroadPhase {
     /// Edge–edge candidates `[e, f]` with e < f, sorted.
     pub ee: Vec<[u32; 2]>,
     features: Features,
-    /// Feature pairs of triangles sharing a vertex (tested directly, not through the hash).
+    /// Feature pairs of triangles sharing a vertex (tested directly, not through the hierarchy).
     adjacent: AdjacentPairs,
     /// Pairs of triangles sharing an edge (or single triangles), made at the first build, and
-    /// their boxes (m), hashed.
+    /// the hierarchy over them.
     clusters: Vec<Cluster>,
-    cbox: Vec<Aabb>,
+    bvh: Bvh,
+    /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
+    /// not through the hierarchy; made at the first build).
+    neighbour_tris: Vec<[u32; 2]>,
     /// 18-DOPs of the triangles, and of the edges in the order of `features`.
     tdop: Vec<Dop18>,
     edop: Vec<Dop18>,
-    hash: SpatialHash,
-    /// Cluster box extents (m), scratch for the cell size.
-    extents: Vec<f32>,
     bufs: Vec<Task>,
     /// Candidates of the neighbour-pair list of the last build, per chunk.
     near: Vec<Task>,
@@ -264,18 +294,19 @@ pub struct BroadPhase {
     raw_ee: Vec<[u32; 2]>,
     counts_vf: Vec<u32>,
     counts_ee: Vec<u32>,
-    /// Has a build run (the bounds, hash and candidates belong together)?
+    /// Has a build run (the bounds, hierarchy and candidates belong together)?
     built: bool,
     /// Triangles around each vertex, and the cluster of each triangle (for [`Self::grow`]).
     around: VertexTriangles,
     tri_cluster: Vec<u32>,
-    /// Clusters whose box grew since the hash was built (their hashed box is stale): flag per
-    /// cluster and list.
+    /// Clusters whose bounds grew since the last build (for [`Self::grow`]'s choice of a full
+    /// build): flag per cluster and list.
     stale: Vec<bool>,
     stale_list: Vec<u32>,
     /// Scratch of [`Self::grow`]: triangles and clusters around the escaped vertices, the pairs
-    /// found, the merged lists.
+    /// found, the merged lists, the tree-query stack.
     grown_tris: Vec<u32>,
+    stack: Vec<u32>,
     grown_clusters: Vec<u32>,
     grown_pairs: Task,
     merged: Vec<[u32; 2]>,
@@ -348,6 +379,19 @@ impl Expand<'_> {
         }
     }
 
+    /// Candidates among the triangle pairs `pairs` of neighbouring clusters (see
+    /// [`neighbour_clusters`]): [`Self::expand`] for those that may collide.
+    fn neighbour_triangles(&self, pairs: &[[u32; 2]], buf: &mut Task) {
+        for &[s, t] in pairs {
+            // Most are apart: test before the call.
+            if self.tdop[s as usize].overlaps(&self.tdop[t as usize])
+                && self.mesh.self_collides(self.mesh.triangles[s as usize][0])
+            {
+                self.expand(s, t, buf);
+            }
+        }
+    }
+
     /// Candidates from triangles `a` ≠ `b` that share no vertex, if their 18-DOPs overlap: the
     /// vertices of each against the other triangle, and the edges of one against those of the
     /// other. Every vertex–triangle (edge–edge) pair whose DOPs overlap comes from exactly one such
@@ -393,8 +437,7 @@ impl Expand<'_> {
         buf: &mut Task,
     ) {
         let f = self.features;
-        for &[k, t] in &adj.vf[vf] {
-            let v = f.verts[k as usize];
+        for &[v, t] in &adj.vf[vf] {
             if self.vdop[v as usize].overlaps(&self.tdop[t as usize]) && self.mesh.self_collides(v)
             {
                 buf.vf.push([v, t]);
@@ -459,9 +502,7 @@ impl BroadPhase {
         let n = fixed.len();
         let feat = &self.features;
         self.adjacent = AdjacentPairs::new(n, triangles, edges, feat);
-        self.adjacent
-            .vf
-            .retain(|&[k, t]| !fx.vertex_triangle(feat.verts[k as usize], t));
+        self.adjacent.vf.retain(|&[v, t]| !fx.vertex_triangle(v, t));
         self.adjacent
             .ee
             .retain(|&[i, j]| !fx.edge_edge(feat.edges[i as usize], feat.edges[j as usize]));
@@ -478,7 +519,6 @@ impl BroadPhase {
     /// vertex.
     pub fn build(&mut self, mesh: &Mesh, x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) {
         self.bounds(mesh, x0, x1, inflate);
-        let cell = CELL_FACTOR * SpatialHash::cell_size_for(&self.cbox, &mut self.extents);
         let ex = Expand {
             mesh,
             features: &self.features,
@@ -488,16 +528,18 @@ impl BroadPhase {
             vdop: &self.vdop,
             edop: &self.edop,
         };
-        // The hash is filled by one thread; the neighbour pairs are tested meanwhile, in fixed
+        // The tree is refit by one thread; the neighbour pairs are tested meanwhile, in fixed
         // chunks (so their order does not depend on the thread count).
-        let (hash, adjacent, near) = (&mut self.hash, &self.adjacent, &mut self.near);
+        let (bvh, adjacent, near) = (&mut self.bvh, &self.adjacent, &mut self.near);
+        let neighbour_tris = &self.neighbour_tris;
         let near_chunks = adjacent
             .vf
             .len()
             .max(adjacent.ee.len())
+            .max(neighbour_tris.len())
             .div_ceil(ADJACENT_CHUNK);
         rayon::join(
-            || hash.build(&self.cbox, cell),
+            || bvh.refit(&self.tdop, &self.fixed.cluster),
             || {
                 par_chunks(near, near_chunks, |c, task| {
                     task.clear();
@@ -506,6 +548,7 @@ impl BroadPhase {
                     };
                     let (vf, ee) = (range(adjacent.vf.len()), range(adjacent.ee.len()));
                     ex.adjacent(adjacent, vf, ee, task);
+                    ex.neighbour_triangles(&neighbour_tris[range(neighbour_tris.len())], task);
                 })
             },
         );
@@ -513,50 +556,14 @@ impl BroadPhase {
         self.raw_ee.clear();
         let (raw_vf, raw_ee) = (&mut self.raw_vf, &mut self.raw_ee);
         Task::append_all(&self.near[..near_chunks], raw_vf, raw_ee);
-        let hash = &self.hash;
-        for level in 0..LEVELS {
-            let buckets = hash.buckets(level);
-            let chunks = buckets.len().div_ceil(BUCKET_CHUNK);
-            let filled = par_chunks(&mut self.bufs, chunks, |c, task| {
-                task.clear();
-                let chunk = &buckets[c * BUCKET_CHUNK..buckets.len().min((c + 1) * BUCKET_CHUNK)];
-                let mut scratch = std::mem::take(&mut task.scratch);
-                for &b in chunk {
-                    hash.join_bucket(level, b as usize, &mut scratch, |a, b| {
-                        ex.clusters(a, b, task)
-                    });
-                }
-                task.scratch = scratch;
-            });
-            Task::append_all(filled, raw_vf, raw_ee);
-        }
-        if hash.has_coarse() {
-            // Across levels: the finer triangle queries the coarser levels and the oversize list.
-            let total = self.cbox.len();
-            let filled = par_chunks(&mut self.bufs, total.div_ceil(PRIM_CHUNK), |c, task| {
-                task.clear();
-                for a in c * PRIM_CHUNK..total.min((c + 1) * PRIM_CHUNK) {
-                    let level = hash.level(a);
-                    let a = a as u32;
-                    if level < LEVELS {
-                        hash.query(hash.bounds(a), level + 1, 0, |b| ex.clusters(a, b, task));
-                    }
-                }
-            });
-            Task::append_all(filled, raw_vf, raw_ee);
-            // Oversize against oversize, box against box.
-            let big = hash.oversize();
-            let task = &mut self.bufs[0];
+        // Overlapping cluster pairs from the self-traversal, in its fixed jobs.
+        let bvh = &self.bvh;
+        let jobs = bvh.jobs();
+        let filled = par_chunks(&mut self.bufs, jobs.len(), |c, task| {
             task.clear();
-            for (i, &a) in big.iter().enumerate() {
-                for &b in &big[i + 1..] {
-                    if hash.bounds(a).overlaps(hash.bounds(b)) {
-                        ex.clusters(a, b, task);
-                    }
-                }
-            }
-            Task::append_all(std::slice::from_ref(task), raw_vf, raw_ee);
-        }
+            bvh.run(jobs[c], &mut |a, b| ex.clusters(a, b, task));
+        });
+        Task::append_all(filled, raw_vf, raw_ee);
         let (n, ne) = (x0.len(), mesh.edges.len());
         let (raw_vf, counts_vf, vf) = (&self.raw_vf, &mut self.counts_vf, &mut self.vf);
         let (raw_ee, counts_ee, ee) = (&self.raw_ee, &mut self.counts_ee, &mut self.ee);
@@ -591,6 +598,17 @@ impl BroadPhase {
             }
             self.stale = vec![false; self.clusters.len()];
             self.fixed.set_clusters(&self.clusters);
+            let centres: Vec<Vec3> = self
+                .clusters
+                .iter()
+                .map(|c| c.verts.iter().map(|&v| x0[v as usize]).sum::<Vec3>() * 0.25)
+                .collect();
+            self.bvh = Bvh::new(&self.clusters, &centres);
+            self.neighbour_tris = neighbour_clusters::neighbour_cluster_triangles(
+                &self.clusters,
+                &self.tri_cluster,
+                &self.around,
+            );
         }
         // Every box is current again.
         for &c in &self.stale_list {
@@ -598,18 +616,6 @@ impl BroadPhase {
         }
         self.stale_list.clear();
         self.built = true;
-        let tdop = &self.tdop;
-        self.cbox.resize(self.clusters.len(), Aabb::EMPTY);
-        self.cbox
-            .par_iter_mut()
-            .zip(self.clusters.par_iter())
-            .for_each(|(b, c)| {
-                let [s, t] = c.tris;
-                *b = tdop[s as usize].aabb();
-                if t != u32::MAX {
-                    *b = b.union(tdop[t as usize].aabb());
-                }
-            });
         self.edop
             .par_iter_mut()
             .zip(self.features.edges.par_iter())
@@ -620,7 +626,7 @@ impl BroadPhase {
     }
 }
 
-/// One or two triangles sharing an edge, hashed as one box.
+/// One or two triangles sharing an edge, one entry of the hierarchy.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Cluster {
     /// Its triangles (the second `u32::MAX` for a single triangle).
@@ -912,10 +918,6 @@ mod tests {
         let mut bp = BroadPhase::new(n, &tris, &edges);
         bp.build(&mesh, &x0, &x1, &inflate);
         let (vf, ee) = brute_force(&mesh, &x0, &x1, &inflate);
-        assert!(
-            bp.hash.has_coarse(),
-            "the soup must exercise coarser levels"
-        );
         assert!(vf.len() > 100 && ee.len() > 100);
         assert_eq!(bp.vf, vf);
         assert_eq!(bp.ee, ee);

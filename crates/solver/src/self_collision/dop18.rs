@@ -10,7 +10,6 @@
 //! around a point projects to ± √2·r. Like a box, the DOP of a swept primitive is conservative:
 //! every point in the convex hull of its swept, inflated vertices lies inside it.
 
-use super::spatial_hash::Aabb;
 use glam::{Vec3, Vec4};
 
 /// Lower and upper bounds along the nine axes (m for x, y, z; m·√2 for the diagonals). The
@@ -34,6 +33,18 @@ impl Dop18 {
         lo: [Vec4::INFINITY; 3],
         hi: [Vec4::NEG_INFINITY; 3],
     };
+
+    /// Overlaps everything (but a NaN).
+    pub const EVERYTHING: Dop18 = Dop18 {
+        lo: [Vec4::NEG_INFINITY; 3],
+        hi: [Vec4::INFINITY; 3],
+    };
+
+    /// Is any bound NaN?
+    #[inline]
+    pub fn has_nan(&self) -> bool {
+        (0..3).any(|k| self.lo[k].is_nan_mask().any() || self.hi[k].is_nan_mask().any())
+    }
 
     /// The DOP of a linear motion a → b, inflated by a ball of radius `r` (m).
     #[inline]
@@ -61,9 +72,9 @@ impl Dop18 {
     }
 
     /// The box part (m).
-    #[inline]
-    pub fn aabb(&self) -> Aabb {
-        Aabb {
+    #[cfg(test)]
+    pub fn aabb(&self) -> crate::collide::Aabb {
+        crate::collide::Aabb {
             min: self.lo[0].truncate(),
             max: self.hi[0].truncate(),
         }

@@ -4,9 +4,9 @@
 //! that the linear motion x0 → x0 + h·v crosses no cloth and keeps the thickness, following Bridson,
 //! Fedkiw & Anderson 2002, "Robust treatment of collisions, contact and friction for cloth
 //! animation" (BFA02):
-//! 1. broad phase: spatial hash of swept triangle-pair boxes, rebuilt in O(n) every call (Kang
-//!    2003 §5.3), neighbouring triangles from a static list, candidates in canonical order
-//!    (broad_phase.rs); when a few vertices leave their boxes, only their boxes grow and their
+//! 1. broad phase: a bounding-volume hierarchy of swept 18-DOPs over triangle pairs, built once
+//!    from the topology and refit every call (BFA02 §6), neighbouring triangles from static
+//!    lists, candidates in canonical order (broad_phase.rs); when a few vertices leave their boxes, only their boxes grow and their
 //!    new pairs are added (broad_phase/grow.rs); pairs of hard-pinned vertices only are skipped
 //!    ([`SelfCollision::set_immovable`]);
 //! 2. proximity repulsion with Coulomb friction for vertex–triangle and edge–edge pairs closer than
@@ -24,7 +24,6 @@
 
 mod adjacent_pairs;
 mod broad_phase;
-mod bucket_lanes;
 pub mod ccd;
 mod contact;
 mod dop18;
@@ -35,7 +34,6 @@ mod narrow;
 mod parallel;
 mod prepared;
 pub mod proximity;
-mod spatial_hash;
 mod topology;
 
 pub use contact::{Contact, Mobility, NormalFrom, MAX_AMPLIFICATION};
@@ -99,7 +97,8 @@ pub struct SelfCollisionReport {
 /// Wall-clock seconds spent in the parts of the cloth–cloth stage.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SelfCollisionTimes {
-    /// Broad phase: bounds, spatial hash, candidate pairs (every build, rebuilds included).
+    /// Broad phase: bounds, hierarchy refit and traversal, candidate pairs (every build, rebuilds
+    /// included).
     pub broad_phase: f64,
     /// Proximity tests at the start of the substep and their repulsion impulses (BFA02 §7.2).
     pub proximity: f64,

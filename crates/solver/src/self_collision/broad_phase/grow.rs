@@ -4,16 +4,16 @@
 //! when an impulse, or the solve itself, moves x1 of a vertex out of its swept 18-DOP, the
 //! candidates no longer do. On the dress-walk sample the candidates were rebuilt 276 times in 455
 //! substep tries (after the solve in 161 tries, after impulses 115 times), more than a third of
-//! the broad phase, yet a median of 8 of the 10,212 vertices had left their boxes. So instead of rebuilding the spatial
-//! hash (Kang 2003 §5.3) over everything, [`BroadPhase::grow`] widens only the escaped vertices'
-//! 18-DOPs to also hold their new sweep, refreshes the bounds of the triangles, edges and clusters
-//! around them, and finds the new pairs of just those features:
+//! the broad phase, yet a median of 8 of the 10,212 vertices had left their boxes. So instead of
+//! refitting and traversing the whole hierarchy, [`BroadPhase::grow`] widens only the escaped
+//! vertices' 18-DOPs to also hold their new sweep, refreshes the bounds of the triangles, edges
+//! and clusters around them (and of the clusters' ancestors in the hierarchy), and finds the new
+//! pairs of just those features:
 //!
-//! * pairs of triangles sharing no vertex: each grown cluster box is queried against the hash
-//!   (whose boxes of the other clusters are current) and tested box against box with the clusters
-//!   that grew since the hash was built (their hashed boxes are stale, so the hash skips them);
-//!   the overlapping cluster pairs are expanded through the representative triangles exactly as
-//!   in a build (Curtis, Tamstorf & Manocha 2008);
+//! * pairs of triangles sharing no vertex: each grown cluster's 18-DOP is queried against the
+//!   refit hierarchy (whose bounds are all current); the overlapping cluster pairs, neighbours
+//!   included, are expanded through the representative triangles (Curtis, Tamstorf & Manocha
+//!   2008);
 //! * pairs of triangles sharing a vertex: every triangle around an escaped vertex with each of its
 //!   neighbours, as [`super::AdjacentPairs`] lists them.
 //!
@@ -28,10 +28,12 @@ use super::{BroadPhase, Expand, Mesh, Task};
 use crate::self_collision::dop18::Dop18;
 use glam::Vec3;
 
-/// Above this fraction of the clusters with grown (stale) boxes since the last build, a full
-/// (parallel) build is used instead: the box-against-box tests among the stale clusters are
-/// quadratic in their number and the expansion here is serial. 1/32 (about 300 clusters on the
-/// dress sample, against a median of 8 escaped vertices) is a safe guess, not a tuned value.
+/// Above this fraction of the clusters with grown bounds since the last build, a full (parallel)
+/// build is used instead: the queries and the expansion here are serial, and the grown lists
+/// only get longer. 1/32 (about 300 clusters on the dress sample, against a median of 8 escaped
+/// vertices) is a safe guess, not a tuned value (kept from the spatial-hash version, whose
+/// box-against-box tests among the grown clusters were quadratic, so that the same builds are
+/// chosen and the candidates stay the same).
 const MAX_STALE_FRACTION: usize = 32;
 
 impl BroadPhase {
@@ -85,17 +87,13 @@ impl BroadPhase {
             }
         }
         for &c in clusters.iter() {
-            let [s, t] = self.clusters[c as usize].tris;
-            let mut b = self.tdop[s as usize].aabb();
-            if t != u32::MAX {
-                b = b.union(self.tdop[t as usize].aabb());
-            }
-            self.cbox[c as usize] = b;
             if !self.stale[c as usize] {
                 self.stale[c as usize] = true;
                 self.stale_list.push(c);
             }
         }
+        self.bvh
+            .refit_some(clusters, &self.tdop, &self.fixed.cluster);
         let ex = Expand {
             mesh,
             features: &self.features,
@@ -107,21 +105,11 @@ impl BroadPhase {
         };
         let task = &mut self.grown_pairs;
         task.clear();
-        let (hash, cbox, stale) = (&self.hash, &self.cbox, &self.stale);
+        // Through the refit tree (each pair of this call's clusters twice; the merge removes
+        // repeats).
         for &a in clusters.iter() {
-            // Clusters whose hashed box is current: through the hash.
-            hash.query(&cbox[a as usize], 0, 0, |b| {
-                if !stale[b as usize] {
-                    ex.clusters(a, b, task);
-                }
-            });
-            // Clusters grown since the hash was built: box against box (each pair of this
-            // call's clusters twice; the merge removes repeats).
-            for &b in &self.stale_list {
-                if b != a && cbox[a as usize].overlaps(&cbox[b as usize]) {
-                    ex.clusters(a, b, task);
-                }
-            }
+            self.bvh
+                .query(a, &mut self.stack, |b| ex.clusters(a, b, task));
         }
         // Neighbouring triangles (sharing a vertex): each grown triangle with all of its.
         let triangles = mesh.triangles;
@@ -214,7 +202,7 @@ mod tests {
     use super::*;
 
     /// Vertices of both crumpled grids swept 2.7 edge lengths through the other grid, in two
-    /// rounds (the second next to the first, whose clusters are then stale in the hash): the grown
+    /// rounds (the second next to the first, whose clusters have grown already): the grown
     /// candidates are exactly those of brute force over the grown 18-DOPs, and hold every pair of
     /// a fresh build over the new motion.
     #[test]
