@@ -117,7 +117,7 @@ pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
                 for (i, &(li, hi_)) in local.iter().enumerate() {
                     let ti = entries[s + i].1 as usize;
                     for (j, &(lj, hj)) in local.iter().enumerate().skip(i + 1) {
-                        if !(li.cmple(hj).all() && lj.cmple(hi_).all()) {
+                        if !(li.cmple(hj) & lj.cmple(hi_)).all() {
                             continue;
                         }
                         let tj = entries[s + j].1 as usize;
