@@ -53,8 +53,8 @@ pub use bend::{bend, bend_gradient, bend_gradient_wide, HingeGradient, HingeRest
 pub use element::ElementForce;
 pub use springs::{spring, spring_system, SpringLaw, SpringRest, SpringSystem, BUCKLE_STRAIN};
 pub use stretch_shear::{
-    strain, strain_and_stretch, stretch, stretch_shear, stretch_shear_system,
-    stretch_shear_system_wide, stretch_wide, TriangleSystem,
+    strain, strain_and_stretch, strain_and_stretch_wide, stretch, stretch_shear,
+    stretch_shear_system, stretch_shear_system_wide, stretch_wide, TriangleSystem,
 };
 pub use triangle_rest::TriangleRest;
 

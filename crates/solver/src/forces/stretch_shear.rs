@@ -294,6 +294,15 @@ pub fn strain_and_stretch(x: &[V3; 3], rest: &TriangleRest, mat: &Material) -> (
     (stretch_strain(lu, lv, mat), positive_stretch(lu, lv, mat))
 }
 
+/// [`strain_and_stretch`] at positions in the working (SIMD) vectors (the same bits): what the
+/// step's judge calls per triangle, with the corners loaded straight into SIMD registers.
+#[inline(always)]
+pub fn strain_and_stretch_wide(x: &[V3A; 3], rest: &TriangleRest, mat: &Material) -> (Real, Real) {
+    let (wu, wv) = rest.w_wide(x);
+    let (lu, lv) = (wu.length(), wv.length());
+    (stretch_strain(lu, lv, mat), positive_stretch(lu, lv, mat))
+}
+
 /// [`stretch`] from the lengths |w_u|, |w_v|.
 #[inline(always)]
 fn positive_stretch(len_u: Real, len_v: Real, mat: &Material) -> Real {
@@ -336,6 +345,10 @@ mod tests {
             let (s, t) = strain_and_stretch(&x, &rest, &mat);
             assert_eq!(s.to_bits(), strain(&x, &rest, &mat).to_bits());
             assert_eq!(t.to_bits(), sys.stretch.to_bits());
+            let xw = x.map(wide);
+            let (sw, tw) = strain_and_stretch_wide(&xw, &rest, &mat);
+            assert_eq!((sw.to_bits(), tw.to_bits()), (s.to_bits(), t.to_bits()));
+            assert_eq!(stretch_wide(&xw, &rest, &mat).to_bits(), t.to_bits());
             checked += 1;
         }
         assert!(checked > 1900, "{checked}");

@@ -7,11 +7,20 @@
 //! the collision code against something that does not share its bugs. Touching counts as
 //! intersecting.
 
-use glam::{DVec2, DVec3, Vec3};
+use glam::{DVec2, DVec3, Vec3, Vec3A};
 use rayon::prelude::*;
 
 /// Number of pairs of triangles (not sharing a vertex) that intersect at positions `x` (m).
 /// Indices out of range are ignored (such triangles are skipped).
+///
+/// Each triangle's box is entered in every grid cell it covers; a pair is tested in the first
+/// cell both boxes share (the componentwise larger of their lowest cells), so it is counted once.
+/// The cell entries are keyed relative to the lowest cell in use and sorted by a radix sort on
+/// the bits the keys use (made in triangle order, a stable sort by cell is the (cell, triangle)
+/// order): on the dress-walk sample a comparison sort of the (cell, triangle) tuples was 45 % of
+/// this count's samples (the count is what every bake report's frame measures); with the radix
+/// sort and the boxes side by side, 144 counts of its cached frames at one thread take 0.5 s of
+/// CPU instead of 0.9 s (callgrind: 402M instructions → 275M over its first 6 frames).
 pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
     let n = x.len();
     let valid = |t: &[u32; 3]| t.iter().all(|&i| (i as usize) < n);
@@ -40,20 +49,38 @@ pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
         return 0;
     }
     let cell = ((sum / used as f64) as f32).max(max_ext / 4.0).max(1e-9);
-    let cell_of = |p: Vec3| -> [i64; 3] {
+    // Cell coordinates, offset and clamped to [0, 2²¹) per axis.
+    let cell_of = |p: Vec3| -> [u64; 3] {
         let c = (p / cell).floor();
-        [c.x as i64, c.y as i64, c.z as i64]
+        let f = |v: f32| ((v as i64 + (1 << 20)).clamp(0, (1 << 21) - 1)) as u64;
+        [f(c.x), f(c.y), f(c.z)]
     };
-    let key = |c: [i64; 3]| -> u64 {
-        let f = |v: i64| ((v + (1 << 20)).clamp(0, (1 << 21) - 1)) as u64;
-        (f(c[0]) << 42) | (f(c[1]) << 21) | f(c[2])
-    };
-    let mut entries: Vec<(u64, u32)> = Vec::new();
-    for (t, (lo, hi)) in boxes.iter().enumerate() {
-        if !(lo.is_finite() && hi.is_finite() && valid(&triangles[t])) {
-            continue;
+    // Per triangle: its lowest and highest cell (None: skipped).
+    let spans: Vec<Option<([u64; 3], [u64; 3])>> = boxes
+        .iter()
+        .zip(triangles)
+        .map(|((lo, hi), t)| {
+            (lo.is_finite() && hi.is_finite() && valid(t)).then(|| (cell_of(*lo), cell_of(*hi)))
+        })
+        .collect();
+    let (mut low, mut high) = ([u64::MAX; 3], [0u64; 3]);
+    for (a, b) in spans.iter().flatten() {
+        for k in 0..3 {
+            low[k] = low[k].min(a[k]);
+            high[k] = high[k].max(b[k]);
         }
-        let (a, b) = (cell_of(*lo), cell_of(*hi));
+    }
+    // Cell keys relative to the lowest cell, ordered as (x, y, z): bits per axis.
+    let bits = |k: usize| u64::BITS - (high[k] - low[k]).leading_zeros();
+    let (by, bz) = (bits(1), bits(2));
+    let key =
+        |c: [u64; 3]| ((c[0] - low[0]) << (by + bz)) | ((c[1] - low[1]) << bz) | (c[2] - low[2]);
+    let key_bits = bits(0) + by + bz;
+    // (key, triangle) per covered cell, made in triangle order and sorted by key alone with a
+    // stable radix sort: the result is sorted by (key, triangle).
+    let mut entries: Vec<(u64, u32)> = Vec::new();
+    for (t, span) in spans.iter().enumerate() {
+        let Some((a, b)) = span else { continue };
         for cz in a[2]..=b[2] {
             for cy in a[1]..=b[1] {
                 for cx in a[0]..=b[0] {
@@ -62,7 +89,7 @@ pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
             }
         }
     }
-    entries.par_sort_unstable();
+    radix_sort_by_key(&mut entries, key_bits);
     let mut groups = Vec::new();
     let mut s = 0;
     while s < entries.len() {
@@ -75,38 +102,80 @@ pub fn count_intersections(x: &[Vec3], triangles: &[[u32; 3]]) -> usize {
         }
         s = e;
     }
+    // Per group, its triangles' boxes as SIMD vectors side by side (one buffer per rayon fold).
     groups
         .par_iter()
-        .map(|&(s, e)| {
-            let cell_key = entries[s].0;
-            let mut count = 0usize;
-            for i in s..e {
-                let ti = entries[i].1 as usize;
-                for entry in &entries[i + 1..e] {
-                    let tj = entry.1 as usize;
-                    let (a, b) = (triangles[ti], triangles[tj]);
-                    if a.iter().any(|v| b.contains(v)) {
-                        continue;
-                    }
-                    let (li, hi_) = boxes[ti];
-                    let (lj, hj) = boxes[tj];
-                    if !(li.cmple(hj).all() && lj.cmple(hi_).all()) {
-                        continue;
-                    }
-                    // Report the pair only in the first cell both boxes share.
-                    let (ci, cj) = (cell_of(li), cell_of(lj));
-                    if key([ci[0].max(cj[0]), ci[1].max(cj[1]), ci[2].max(cj[2])]) != cell_key {
-                        continue;
-                    }
-                    let p = |t: [u32; 3]| t.map(|k| x[k as usize].as_dvec3());
-                    if triangles_intersect(p(a), p(b)) {
-                        count += 1;
+        .fold(
+            || (0usize, Vec::<(Vec3A, Vec3A)>::new()),
+            |(mut count, mut local), &(s, e)| {
+                let cell_key = entries[s].0;
+                local.clear();
+                local.extend(entries[s..e].iter().map(|&(_, t)| {
+                    let (lo, hi) = boxes[t as usize];
+                    (Vec3A::from(lo), Vec3A::from(hi))
+                }));
+                for (i, &(li, hi_)) in local.iter().enumerate() {
+                    let ti = entries[s + i].1 as usize;
+                    for (j, &(lj, hj)) in local.iter().enumerate().skip(i + 1) {
+                        if !(li.cmple(hj) & lj.cmple(hi_)).all() {
+                            continue;
+                        }
+                        let tj = entries[s + j].1 as usize;
+                        let (a, b) = (triangles[ti], triangles[tj]);
+                        if a.iter().any(|v| b.contains(v)) {
+                            continue;
+                        }
+                        // Report the pair only in the first cell both boxes share.
+                        let (ci, cj) = (lowest_cell(&spans[ti]), lowest_cell(&spans[tj]));
+                        if key([0, 1, 2].map(|k| ci[k].max(cj[k]))) != cell_key {
+                            continue;
+                        }
+                        let p = |t: [u32; 3]| t.map(|k| x[k as usize].as_dvec3());
+                        if triangles_intersect(p(a), p(b)) {
+                            count += 1;
+                        }
                     }
                 }
-            }
-            count
-        })
+                (count, local)
+            },
+        )
+        .map(|(count, _)| count)
         .sum()
+}
+
+/// Bits per pass of [`radix_sort_by_key`].
+const RADIX_BITS: u32 = 11;
+
+/// Stable LSD radix sort of `entries` by their key, whose bits above `key_bits` are zero:
+/// ⌈key_bits / 11⌉ counting passes.
+fn radix_sort_by_key(entries: &mut Vec<(u64, u32)>, key_bits: u32) {
+    let mut other = vec![(0u64, 0u32); entries.len()];
+    let mut counts = vec![0usize; 1 << RADIX_BITS];
+    let mask = (1u64 << RADIX_BITS) - 1;
+    let mut shift = 0;
+    while shift < key_bits {
+        counts.fill(0);
+        for e in entries.iter() {
+            counts[((e.0 >> shift) & mask) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            (*c, sum) = (sum, sum + *c);
+        }
+        for &e in entries.iter() {
+            let d = ((e.0 >> shift) & mask) as usize;
+            other[counts[d]] = e;
+            counts[d] += 1;
+        }
+        std::mem::swap(entries, &mut other);
+        shift += RADIX_BITS;
+    }
+}
+
+/// The lowest cell of an entered triangle's span.
+#[inline]
+fn lowest_cell(span: &Option<([u64; 3], [u64; 3])>) -> [u64; 3] {
+    span.map_or([0; 3], |(a, _)| a)
 }
 
 /// Relative tolerance of the coplanarity decision: a triangle whose three vertices all lie within
@@ -254,4 +323,57 @@ fn coplanar_intersect(n: DVec3, v: [DVec3; 3], u: [DVec3; 3]) -> bool {
 
 fn orient(a: DVec2, b: DVec2, c: DVec2) -> f64 {
     (b - a).perp_dot(c - a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The grid count equals the all-pairs count with [`triangles_intersect`], for crumpled
+    /// clusters of small triangles placed close together (one radix pass) and kilometres apart
+    /// (cell keys of some 50 bits: several passes), and with out-of-range triangles skipped.
+    #[test]
+    fn grid_count_equals_all_pairs() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        for spread in [0.0f32, 1e4] {
+            let mut x = Vec::new();
+            let mut tris = Vec::new();
+            for cluster in 0..6 {
+                let centre = Vec3::new(rnd(), rnd(), rnd()) * spread;
+                let first = x.len() as u32;
+                for _ in 0..60 {
+                    x.push(centre + Vec3::new(rnd(), rnd(), rnd()) * 0.1);
+                }
+                for k in 0..40u32 {
+                    let v = [k, (k * 7 + 3) % 60, (k * 13 + 11) % 60];
+                    if v[0] != v[1] && v[1] != v[2] && v[0] != v[2] {
+                        tris.push(v.map(|i| first + i));
+                    }
+                }
+                if cluster == 0 {
+                    tris.push([0, 1, u32::MAX]);
+                }
+            }
+            let valid = |t: &[u32; 3]| t.iter().all(|&i| (i as usize) < x.len());
+            let p = |t: [u32; 3]| t.map(|k| x[k as usize].as_dvec3());
+            let mut all_pairs = 0;
+            for i in 0..tris.len() {
+                for j in i + 1..tris.len() {
+                    let (a, b) = (tris[i], tris[j]);
+                    if !valid(&a) || !valid(&b) || a.iter().any(|v| b.contains(v)) {
+                        continue;
+                    }
+                    all_pairs += usize::from(triangles_intersect(p(a), p(b)));
+                }
+            }
+            assert!(all_pairs > 100, "spread {spread}: {all_pairs}");
+            assert_eq!(count_intersections(&x, &tris), all_pairs, "spread {spread}");
+        }
+    }
 }
