@@ -145,9 +145,9 @@ pub(crate) fn judge(
         }
         let rest = &model.triangle_rest[t];
         let mat = &model.materials[model.triangle_material[t] as usize];
-        let s_base = stretch(&tri.map(|i| bx[i as usize]), rest, mat);
-        let s_body = stretch(&tri.map(x_body), rest, mat);
-        let s_rest = stretch(&tri.map(x_rest), rest, mat);
+        let s_base = stretch_wide(&tri.map(|i| wide(bx[i as usize])), rest, mat);
+        let s_body = stretch_wide(&tri.map(|i| wide(x_body(i))), rest, mat);
+        let s_rest = stretch_wide(&tri.map(|i| wide(x_rest(i))), rest, mat);
         s_base.max((s_base + (s_body - s_rest).max(0.0)).min(allowance))
     };
     let x1 = &state.x;
