@@ -729,6 +729,27 @@ fn sort_pairs(raw: &[[u32; 2]], keys: usize, counts: &mut Vec<u32>, out: &mut Ve
     }
 }
 
+/// Test mesh: an n×n-vertex unit grid in the x–z plane, its quads split along alternating
+/// diagonals.
+#[cfg(test)]
+pub(super) fn alternating_grid(n: u32) -> (Vec<Vec3>, Vec<[u32; 3]>) {
+    let x: Vec<Vec3> = (0..n * n)
+        .map(|k| Vec3::new((k % n) as f32, 0.0, (k / n) as f32))
+        .collect();
+    let mut tris = Vec::new();
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            let v = j * n + i;
+            if (i + j) % 2 == 0 {
+                tris.extend([[v, v + n + 1, v + 1], [v, v + n, v + n + 1]]);
+            } else {
+                tris.extend([[v, v + n, v + 1], [v + 1, v + n, v + n + 1]]);
+            }
+        }
+    }
+    (x, tris)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,21 +772,7 @@ mod tests {
     #[test]
     fn quads_are_paired_across_their_diagonal() {
         // A 4×4-vertex grid, quads split along alternating diagonals, plus one lone triangle.
-        let n = 4u32;
-        let mut x: Vec<Vec3> = (0..n * n)
-            .map(|k| Vec3::new((k % n) as f32, 0.0, (k / n) as f32))
-            .collect();
-        let mut tris = Vec::new();
-        for j in 0..n - 1 {
-            for i in 0..n - 1 {
-                let v = j * n + i;
-                if (i + j) % 2 == 0 {
-                    tris.extend([[v, v + n + 1, v + 1], [v, v + n, v + n + 1]]);
-                } else {
-                    tris.extend([[v, v + n, v + 1], [v + 1, v + n, v + n + 1]]);
-                }
-            }
-        }
+        let (mut x, mut tris) = alternating_grid(4);
         x.extend([
             Vec3::splat(10.0),
             Vec3::new(11.0, 10.0, 10.0),

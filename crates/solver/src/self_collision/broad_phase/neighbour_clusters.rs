@@ -61,30 +61,15 @@ pub(super) fn neighbour_cluster_triangles(
 
 #[cfg(test)]
 mod tests {
-    use super::super::pair_triangles;
+    use super::super::{alternating_grid, pair_triangles};
     use super::*;
-    use glam::Vec3;
 
     /// On a 5×5-vertex grid (quads split along alternating diagonals, so clusters touch along
     /// edges and at corners), the list is every pair of triangles sharing no vertex whose clusters
     /// share one, each once.
     #[test]
     fn lists_the_disjoint_triangles_of_touching_clusters_once() {
-        let n = 5u32;
-        let x: Vec<Vec3> = (0..n * n)
-            .map(|k| Vec3::new((k % n) as f32, 0.0, (k / n) as f32))
-            .collect();
-        let mut tris = Vec::new();
-        for j in 0..n - 1 {
-            for i in 0..n - 1 {
-                let v = j * n + i;
-                if (i + j) % 2 == 0 {
-                    tris.extend([[v, v + n + 1, v + 1], [v, v + n, v + n + 1]]);
-                } else {
-                    tris.extend([[v, v + n, v + 1], [v + 1, v + n, v + n + 1]]);
-                }
-            }
-        }
+        let (x, tris) = alternating_grid(5);
         let clusters = pair_triangles(&tris, &x);
         let mut tri_cluster = vec![0u32; tris.len()];
         for (c, cl) in clusters.iter().enumerate() {
