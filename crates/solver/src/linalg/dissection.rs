@@ -13,9 +13,10 @@
 //!   neighbour on the other. On the exported garments the vertex order is spatially coherent
 //!   enough that this S is small (cape 32 of 1,891 rows, skirt 128 of 3,584, dress 149 of
 //!   10,212, 64×64 sheet 64), and A and B keep the mesh's own order, which suits IC(0) best:
-//!   measured on the same systems (a bake solving each also in other orders), the CG needed
-//!   +4 % iterations (cape, sheet), −1 % (skirt) and +1 % (dress) against the whole mesh in
-//!   its own order, one part on one thread;
+//!   measured on the same systems (a bake solving each also in other orders, before IC(0) took
+//!   in the bending couplings), the CG needed +4 % iterations (cape, sheet), −1 % (skirt) and
+//!   +1 % (dress) against the whole mesh in its own order, one part on one thread (with the
+//!   bending couplings the cape's split cost +20 %, until B ran backwards: below);
 //! - a level-structure separator (George & Liu, "Computer Solution of Large Sparse Positive
 //!   Definite Systems", 1981, §4.3.3 pseudo-peripheral nodes, §8.2 level structures), for orders
 //!   that are not coherent: breadth-first levels from a pseudo-peripheral row, the level at the
@@ -25,8 +26,19 @@
 //!   cut's S is more than [`INDEX_CUT_SLACK`] times larger.
 //!
 //! Rows keep their original relative order inside each part (breadth-first order inside the
-//! parts, tried too, nearly doubled the iterations on the sheet). Everything depends on the
-//! pattern only, never on values or the thread count.
+//! parts, tried too, nearly doubled the iterations on the sheet), except that an index cut's B
+//! runs backwards, from its last original row to the cut: both parts then end at the separator
+//! and S comes right after the rows it couples to on either side, as in a twisted ("burn at
+//! both ends") factorization, which parallelizes IC with no loss of convergence (H. A. van der
+//! Vorst, "Large tridiagonal and block tridiagonal linear systems on vector and parallel
+//! computers", Parallel Computing 5, 1987). With B ascending, its rows next to S were
+//! eliminated first, before anything they couple to, and the split cost the cape 36.8 CG
+//! iterations per substep against 30.5 for the mesh in its own order on one thread; with B
+//! descending it takes 31.3 (solve 0.297 / 0.290 → 0.255 / 0.258 s, two alternating bakes of
+//! the character bench's cape-run export, 195 (3) substeps either way), the dress-walk export
+//! 50.0 instead of 56.1 (271 (30) instead of 253 (25) substeps: 13.6k instead of 14.2k
+//! iterations in all), the bpy skirt 73.5 instead of 74.8 (222 (14) instead of 240 (16)).
+//! Everything depends on the pattern only, never on values or the thread count.
 
 use super::block_sparse::BlockPattern;
 use std::ops::Range;
@@ -188,10 +200,16 @@ impl Dissection {
         } else {
             (level_cut, None)
         };
+        // A ascending, B descending (an index cut's B: its rows next to the cut come last, as
+        // A's do; see the module doc), then S.
         let mut perm = Vec::with_capacity(n);
-        for k in 0..3u8 {
-            perm.extend((0..n as u32).filter(|&v| part[v as usize] == k));
+        perm.extend((0..n as u32).filter(|&v| part[v as usize] == 0));
+        if cut.is_some() {
+            perm.extend((0..n as u32).rev().filter(|&v| part[v as usize] == 1));
+        } else {
+            perm.extend((0..n as u32).filter(|&v| part[v as usize] == 1));
         }
+        perm.extend((0..n as u32).filter(|&v| part[v as usize] == 2));
         let mut pos = vec![0u32; n];
         for (new, &old) in perm.iter().enumerate() {
             pos[old as usize] = new as u32;
@@ -225,7 +243,7 @@ impl Dissection {
 
     /// The original row m such that A's rows are all below m and B's all from m (S's rows on
     /// either side), if there is one (index cuts and the identity); then the caller's vectors in
-    /// the original order split at m into A's and B's, in which each part's rows ascend.
+    /// the original order split at m into A's and B's (A's rows ascend, B's descend).
     #[inline]
     pub fn cut(&self) -> Option<usize> {
         self.cut
@@ -382,7 +400,7 @@ mod tests {
                 // One grid row; A and B in the grid's own order.
                 assert_eq!(s, nx as usize, "{nx}x{ny}");
                 assert!(d.perm[d.part(0)].windows(2).all(|w| w[0] < w[1]));
-                assert!(d.perm[d.part(1)].windows(2).all(|w| w[0] < w[1]));
+                assert!(d.perm[d.part(1)].windows(2).all(|w| w[0] > w[1]));
             }
         }
     }
