@@ -203,11 +203,18 @@ impl Dissection {
         // A ascending, B descending (an index cut's B: its rows next to the cut come last, as
         // A's do; see the module doc), then S.
         let mut perm = Vec::with_capacity(n);
-        perm.extend((0..n as u32).filter(|&v| part[v as usize] == 0));
         if cut.is_some() {
+            perm.extend((0..n as u32).filter(|&v| part[v as usize] == 0));
             perm.extend((0..n as u32).rev().filter(|&v| part[v as usize] == 1));
         } else {
-            perm.extend((0..n as u32).filter(|&v| part[v as usize] == 1));
+            // Level-structure parts: A by ascending level, B by descending level (each ends at
+            // the split level), original order within a level.
+            let mut a: Vec<u32> = (0..n as u32).filter(|&v| part[v as usize] == 0).collect();
+            a.sort_by_key(|&v| (level[v as usize], v));
+            let mut b: Vec<u32> = (0..n as u32).filter(|&v| part[v as usize] == 1).collect();
+            b.sort_by_key(|&v| (std::cmp::Reverse(level[v as usize]), v));
+            perm.extend(a);
+            perm.extend(b);
         }
         perm.extend((0..n as u32).filter(|&v| part[v as usize] == 2));
         let mut pos = vec![0u32; n];
