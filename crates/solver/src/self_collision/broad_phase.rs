@@ -342,13 +342,7 @@ impl Expand<'_> {
             return;
         }
         let (a, b) = (&self.clusters[a as usize], &self.clusters[b as usize]);
-        // same[i]: which corners of b equal corner i of a.
-        let mut same = [0u8; 4];
-        for (i, u) in a.verts.iter().enumerate() {
-            for (j, v) in b.verts.iter().enumerate() {
-                same[i] |= ((u == v) as u8) << j;
-            }
-        }
+        let same = a.shared_corners(b);
         if same == [0; 4] {
             // No triangle of one shares a vertex with one of the other.
             if self.mesh.allowed(a.verts[0], b.verts[0]) {
@@ -364,19 +358,7 @@ impl Expand<'_> {
         if !self.mesh.self_collides(a.verts[0]) {
             return;
         }
-        for (s, ms) in a.triangles().zip(a.masks) {
-            let mut touched = 0u8;
-            for (i, &row) in same.iter().enumerate() {
-                if ms >> i & 1 == 1 {
-                    touched |= row;
-                }
-            }
-            for (t, mt) in b.triangles().zip(b.masks) {
-                if touched & mt == 0 {
-                    self.expand(s, t, buf);
-                }
-            }
-        }
+        a.disjoint_pairs(b, same, |s, t| self.expand(s, t, buf));
     }
 
     /// Candidates among the triangle pairs `pairs` of neighbouring clusters (see
@@ -641,6 +623,35 @@ impl Cluster {
     /// Its one or two triangles.
     fn triangles(&self) -> impl Iterator<Item = u32> {
         self.tris.into_iter().filter(|&t| t != u32::MAX)
+    }
+
+    /// Per corner i of `self`: which corners of `other` equal it (bit j for `other.verts[j]`).
+    fn shared_corners(&self, other: &Cluster) -> [u8; 4] {
+        let mut same = [0u8; 4];
+        for (i, u) in self.verts.iter().enumerate() {
+            for (j, v) in other.verts.iter().enumerate() {
+                same[i] |= ((u == v) as u8) << j;
+            }
+        }
+        same
+    }
+
+    /// `f(s, t)` for each triangle s of `self` and t of `other` that share no vertex, given
+    /// their [`Self::shared_corners`] `same`.
+    fn disjoint_pairs(&self, other: &Cluster, same: [u8; 4], mut f: impl FnMut(u32, u32)) {
+        for (s, ms) in self.triangles().zip(self.masks) {
+            let mut touched = 0u8;
+            for (i, &row) in same.iter().enumerate() {
+                if ms >> i & 1 == 1 {
+                    touched |= row;
+                }
+            }
+            for (t, mt) in other.triangles().zip(other.masks) {
+                if touched & mt == 0 {
+                    f(s, t);
+                }
+            }
+        }
     }
 }
 

@@ -34,26 +34,7 @@ pub(super) fn neighbour_cluster_triangles(
         near.dedup();
         for &ib in &near {
             let b = &clusters[ib as usize];
-            // same[i]: which corners of b equal corner i of a.
-            let mut same = [0u8; 4];
-            for (i, u) in a.verts.iter().enumerate() {
-                for (j, v) in b.verts.iter().enumerate() {
-                    same[i] |= ((u == v) as u8) << j;
-                }
-            }
-            for (s, ms) in a.triangles().zip(a.masks) {
-                let mut touched = 0u8;
-                for (i, &row) in same.iter().enumerate() {
-                    if ms >> i & 1 == 1 {
-                        touched |= row;
-                    }
-                }
-                for (t, mt) in b.triangles().zip(b.masks) {
-                    if touched & mt == 0 {
-                        out.push([s, t]);
-                    }
-                }
-            }
+            a.disjoint_pairs(b, a.shared_corners(b), |s, t| out.push([s, t]));
         }
     }
     out
