@@ -25,19 +25,34 @@
 //!   cape and the sheet (the cut runs across the mesh order), so it is taken only when the index
 //!   cut's S is more than [`INDEX_CUT_SLACK`] times larger.
 //!
-//! Rows keep their original relative order inside each part (breadth-first order inside the
-//! parts, tried too, nearly doubled the iterations on the sheet), except that an index cut's B
-//! runs backwards, from its last original row to the cut: both parts then end at the separator
-//! and S comes right after the rows it couples to on either side, as in a twisted ("burn at
-//! both ends") factorization, which parallelizes IC with no loss of convergence (H. A. van der
-//! Vorst, "Large tridiagonal and block tridiagonal linear systems on vector and parallel
-//! computers", Parallel Computing 5, 1987). With B ascending, its rows next to S were
-//! eliminated first, before anything they couple to, and the split cost the cape 36.8 CG
-//! iterations per substep against 30.5 for the mesh in its own order on one thread; with B
-//! descending it takes 31.3 (solve 0.297 / 0.290 → 0.255 / 0.258 s, two alternating bakes of
-//! the character bench's cape-run export, 195 (3) substeps either way), the dress-walk export
-//! 50.0 instead of 56.1 (271 (30) instead of 253 (25) substeps: 13.6k instead of 14.2k
-//! iterations in all), the bpy skirt 73.5 instead of 74.8 (222 (14) instead of 240 (16)).
+//! Rows keep their original relative order inside each part (breadth-first order inside the parts,
+//! tried too, nearly doubled the iterations on the sheet), but B runs backwards: an index cut's B
+//! from its last original row down to the cut, a level structure's A by ascending and B by
+//! descending level. Both parts then end at the separator, and S, last, comes right after the rows
+//! it couples to on either side, as in a twisted ("burn at both ends") factorization, which
+//! parallelizes a factorization at the convergence of the one-thread order (H. A. van der Vorst,
+//! "Large tridiagonal and block tridiagonal linear systems on vector and parallel computers",
+//! Parallel Computing 5, 1987). With B ascending, B's rows next to S were eliminated first, before
+//! anything they couple to: on the hanging membrane (`twisted_order_converges_like_the_unsplit_one`
+//! in [`super::incomplete_cholesky`]) 56 / 74 / 65 IC-CG iterations instead of 50 / 66 / 60 in the
+//! grid's own order on one thread, which the twisted order matches exactly.
+//!
+//! Measured on the same systems (every 2nd to 12th solve of a main-order bake solved again in each
+//! order, 24–86 solves per scene; the error against a 1e-7 solve): the twisted order takes −14.5 %
+//! IC-CG iterations on the cape-run export, −5.6 % on the bpy skirt, −5.1 % on the dress-walk,
+//! −12.9 % on the 32×32 `twist`, −27 % and −9 % on the 64² and 128² sheet-on-sphere, and stops no
+//! less accurately: the velocity error (rms and in the A-norm) within ±5 % of B ascending's, the
+//! unpreconditioned residual lower (cape −36 %, twist −20 %, sheets −4 to −7 %), and the error no
+//! longer largest on S (64² sheet: S's rms error 1.9e-4 m/s → 7.8e-5, the parts' 1.0–1.2e-4).
+//! Reversing A as well (A then starts at S) costs +1 to +25 % iterations against this order, and
+//! with B ascending (both start at S) +6 to +49 %; S descending, or S taken from the other side of
+//! the cut, is within 0.5 % of it. Substep counts, though, are chaotic in the order (any change of
+//! the solve's bits moves them): the 32×32 `twist` bake takes 387–843 tries with damping over six
+//! CG tolerances in main's order; over those six and the 36–48 resolutions (14 bakes) the twisted
+//! order took 8,318 instead of 9,299 tries (with damping) and 1,348 instead of 1,567 cloth–cloth
+//! rejections, the sheets over twelve tolerances 1,290 instead of 1,292 substeps (64²) and 1,741
+//! instead of 1,827 (128²).
+//!
 //! Everything depends on the pattern only, never on values or the thread count.
 
 use super::block_sparse::BlockPattern;
@@ -230,6 +245,18 @@ impl Dissection {
             b,
             cut,
         }
+    }
+
+    /// The same parts with part `k`'s rows in the opposite order (for tests comparing orders).
+    #[cfg(test)]
+    pub(crate) fn with_part_reversed(&self, k: usize) -> Self {
+        let mut d = self.clone();
+        d.perm[self.part(k)].reverse();
+        for (new, &old) in d.perm.iter().enumerate() {
+            d.pos[old as usize] = new as u32;
+        }
+        d.cut = None;
+        d
     }
 
     /// Number of rows.
