@@ -126,7 +126,7 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         resolution,
         frame_end: 48,
         substeps: 4,
-        scene: &format!("{CG_TOLERANCE}{BIND_POSE_AT_FRAME_1}"),
+        scene: BIND_POSE_AT_FRAME_1,
         before_output: "",
         body: &body,
         ground: true,
@@ -140,12 +140,6 @@ pub fn files(resolution: u32) -> Vec<SampleFile> {
         },
     ]
 }
-
-/// The default bake stays well under a minute on two cores: a looser linear solve than the 3e-4
-/// default (595 instead of 603 substeps, max strain 0.22 instead of 0.27, about 15 % less CPU time
-/// at the default resolution; see the README).
-const CG_TOLERANCE: &str =
-    "cg_tolerance = 1e-3   # looser than the default 3e-4: a faster default bake\n";
 
 pub const DESCRIPTION: &str =
     "a long dress on a skinned figure walking 1.6 m forward (the default bake)";

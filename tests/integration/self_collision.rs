@@ -88,11 +88,13 @@ fn twist_and_skirt_walk_have_zero_intersections_at_every_frame() {
 
 /// `scene.self_contact_damping` (cloth–cloth contacts damped inside the implicit solve) on the
 /// `twist` sample, whose folds press on each other: with the default damping the substeps
-/// rejected because cloth–cloth collision strained the cloth are at most half of those without
-/// it, the bakes take fewer substeps, and they stay free of intersections. Summed over three
-/// resolutions (default, 20, 32): one bake's counts are chaotic (at the default resolution, with
-/// the bending couplings in IC(0), 42 with damping against 15 without, while 20 and 32 give 67
-/// against 129 and 41 against 191; the sum 150 against 335).
+/// rejected because cloth–cloth collision strained the cloth are at most two thirds of those
+/// without it, the bakes take fewer substeps, and they stay free of intersections. Summed over
+/// five resolutions (default 16, 20, 24, 28, 32): one bake's counts are chaotic. Until
+/// 2026-11-26 this summed three (16, 20, 32) and asked for half; that held at CG tolerance 3e-4
+/// by luck of the draw (145 against 295), while all five gave 364 against 643 (1.77×). At the
+/// default 1e-3 with the rest floor the five give 322 against 542 (1.68×; per resolution 45/14,
+/// 69/139, 100/148, 43/112, 65/129) and 2,713 against 3,951 tries.
 #[test]
 fn self_contact_damping_cuts_the_rejections_cloth_collision_causes() {
     let d = Dir::new();
@@ -121,7 +123,7 @@ fn self_contact_damping_cuts_the_rejections_cloth_collision_causes() {
         )
     };
     let (mut tries_on, mut cloth_on, mut tries_off, mut cloth_off) = (0, 0, 0, 0);
-    for resolution in [None, Some("20"), Some("32")] {
+    for resolution in [None, Some("20"), Some("24"), Some("28"), Some("32")] {
         let dir = format!("twist{}", resolution.unwrap_or(""));
         let mut args = vec!["sample", "twist", "-o", &dir];
         if let Some(r) = resolution {
@@ -149,7 +151,7 @@ fn self_contact_damping_cuts_the_rejections_cloth_collision_causes() {
         "without damping the twist rejects substeps for cloth–cloth strain: {cloth_off}"
     );
     assert!(
-        2 * cloth_on <= cloth_off,
+        3 * cloth_on <= 2 * cloth_off,
         "cloth–cloth rejections: {cloth_on} with damping, {cloth_off} without"
     );
     assert!(

@@ -36,8 +36,8 @@ pub use model::{ForceModel, Friction, GarmentDesc, Model, Pin, RestShape};
 pub use report::{FrameReport, Rejection, Rejections, StageTimes, SubstepReport};
 pub use self_collision::SelfCollisionParams;
 pub use sim::{
-    RestoreError, SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_SELF_CONTACT_DAMPING,
-    DEFAULT_STRAIN_JUMP, DEFAULT_STRAIN_LIMIT,
+    RestoreError, SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_CG_TOLERANCE,
+    DEFAULT_SELF_CONTACT_DAMPING, DEFAULT_STRAIN_JUMP, DEFAULT_STRAIN_LIMIT, REST_VELOCITY_FLOOR,
 };
 pub use state::{Clock, State, StepController, STATE_VERSION};
 pub use workspace::Workspace;

@@ -57,6 +57,11 @@ fn swing(allowance: f32, speed: f32, z_start: f32) -> Swing {
     let settings = SimSettings {
         substeps: 4,
         body_strain_allowance: allowance,
+        // The tolerance the counts below were measured at. At the default 1e-3 this single
+        // swing takes 140 (11) tries without the allowance and 144 (11) with it: one event is
+        // within the spread of a perturbed trajectory there. The bpy skirt-walk at 1e-3 takes
+        // 298 (38) without it and 236 (20) with it, the dress-walk 343 (50) and 264 (28).
+        cg_tolerance: 3e-4,
         ..Default::default()
     };
     let mut sim = Simulation::new(vec![hem()], settings).expect("valid sheet");

@@ -803,7 +803,14 @@ fn findings(
         agg("cotton", "bw + bdf2", 5),
         agg("cotton", "bw + midpoint", 5),
         cotton_spread,
-        e("cotton", "bw, CG tolerance 1e-7 (default 3e-4)", 5),
+        e(
+            "cotton",
+            &format!(
+                "bw, CG tolerance 1e-7 (default {:.0e})",
+                SimSettings::default().cg_tolerance
+            ),
+            5
+        ),
         e(
             "cotton",
             &format!("bw, air damping {DEFAULT_AIR_DAMPING} (default)"),

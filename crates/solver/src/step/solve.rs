@@ -121,7 +121,9 @@ fn solve_once(
     let cg_settings = CgSettings {
         tolerance: settings.cg_tolerance,
         max_iterations: settings.cg_max_iterations,
-        velocity_floor: ws.base.step(h) * settings.gravity.length().max(1.0),
+        velocity_floor: crate::sim::REST_VELOCITY_FLOOR
+            * ws.base.step(h)
+            * settings.gravity.length().max(1.0),
         preconditioner: state
             .controller
             .auto_preconditioner
