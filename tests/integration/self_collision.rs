@@ -93,8 +93,9 @@ fn twist_and_skirt_walk_have_zero_intersections_at_every_frame() {
 /// five resolutions (default 16, 20, 24, 28, 32): one bake's counts are chaotic. Until
 /// 2026-11-26 this summed three (16, 20, 32) and asked for half; that held at CG tolerance 3e-4
 /// by luck of the draw (145 against 295), while all five gave 364 against 643 (1.77×). At the
-/// default 1e-3 with the rest floor the five give 322 against 542 (1.68×; per resolution 45/14,
-/// 69/139, 100/148, 43/112, 65/129) and 2,713 against 3,951 tries.
+/// default 1e-3 with the rest floor the five gave 322 against 542 (1.68×), and with IC(0)'s
+/// twisted order (only the 32×32 twist is split) 370 against 653 (1.76×; per resolution 45/14,
+/// 69/139, 100/148, 43/112, 113/240) and 2,963 against 4,547 tries.
 #[test]
 fn self_contact_damping_cuts_the_rejections_cloth_collision_causes() {
     let d = Dir::new();
