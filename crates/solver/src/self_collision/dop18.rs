@@ -80,6 +80,16 @@ impl Dop18 {
         }
     }
 
+    /// [`Self::overlaps`], the box first: for pairs that are mostly apart (the neighbour lists:
+    /// 81 % of them are apart along x, y or z on the dress-walk sample).
+    #[inline]
+    pub fn overlaps_box_first(&self, o: &Dop18) -> bool {
+        (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0])).all()
+            && ((self.lo[1].cmple(o.hi[1]) & o.lo[1].cmple(self.hi[1]))
+                & (self.lo[2].cmple(o.hi[2]) & o.lo[2].cmple(self.hi[2])))
+            .all()
+    }
+
     /// Overlap along all nine axes (closed intervals; a NaN bound overlaps nothing).
     #[inline]
     pub fn overlaps(&self, o: &Dop18) -> bool {
