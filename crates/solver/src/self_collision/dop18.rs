@@ -99,7 +99,9 @@ impl Dop18 {
         m.all()
     }
 
-    /// Does a ball of radius `r` (m) around `p` lie inside?
+    /// Does a ball of radius `r` (m) around `p` lie inside? (The unused lanes, ±∞, always hold
+    /// it.)
+    #[inline]
     pub fn contains_with_margin(&self, p: Vec3, r: f32) -> bool {
         let pp = project(p);
         let pad = [
@@ -107,14 +109,11 @@ impl Dop18 {
             std::f32::consts::SQRT_2 * r,
             std::f32::consts::SQRT_2 * r,
         ];
-        (0..3).all(|k| {
-            (pp[k] - Vec3::splat(pad[k]))
-                .cmpge(self.lo[k].truncate())
-                .all()
-                && (pp[k] + Vec3::splat(pad[k]))
-                    .cmple(self.hi[k].truncate())
-                    .all()
-        })
+        let inside = |k: usize| {
+            let (q, d) = (pp[k].extend(0.0), Vec4::splat(pad[k]));
+            (q - d).cmpge(self.lo[k]) & (q + d).cmple(self.hi[k])
+        };
+        (inside(0) & inside(1) & inside(2)).all()
     }
 }
 
