@@ -1,5 +1,6 @@
 //! Broad phase of the cloth–cloth stage: candidate vertex–triangle and edge–edge pairs whose swept,
-//! inflated 18-DOPs overlap, found every call with a bounding-volume hierarchy ([`bvh`]) over
+//! inflated 18-DOPs overlap — swept in a frame that moves with the garment ([`frame_shift`], see
+//! "The moving frame" below) — found every call with a bounding-volume hierarchy ([`bvh`]) over
 //! triangle clusters: the two halves of each quad (pairs of triangles sharing their longest edge,
 //! [`pair_triangles`]), so the tree holds half as many entries as triangles. The mesh does not
 //! change, so the tree is built once (median splits of the cluster centres at the first build) and
@@ -22,8 +23,10 @@
 //! is kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a
 //! sheet lying in a coordinate plane that removes many neighbours whose boxes merely touch. The
 //! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
-//! edge) — by a counting sort, so it depends neither on the thread count nor on the tree: it is
-//! exactly the brute-force list (the tests compare the two).
+//! edge) — by a counting sort (a comparison sort when the pairs are few for the keys), so it
+//! depends neither on the thread count nor on the tree: it is exactly the brute-force list (the
+//! tests compare the two). The neighbour lists test the box axes first: almost all of their pairs
+//! are apart, 81 % of them along x, y or z.
 //!
 //! Pairs made only of vertices the stage never moves (hard pins, [`BroadPhase::set_fixed`]) are no
 //! candidates: immovable subtrees, clusters and triangles are not expanded against each other,
@@ -61,6 +64,45 @@
 //! bake still had about one core): dress `broad_phase` 1.35 1.35 → 0.905 0.895 s, CPU 8.61 8.62 →
 //! 8.28 8.22 s; skirt 0.441 0.430 → 0.308 0.322 s, CPU 3.68 3.65 → 3.59 3.73 s.
 //!
+//! ## The moving frame (round 6)
+//!
+//! What the broad phase costs per substep try on the dress-walk sample (d63aa67, 278 tries = 253
+//! accepted + 25 rejected, 10,212 vertices, 20,128 triangles): one full build in `prepare` ahead
+//! of the solve (not beside it: the IC(0) solve takes both cores); after the solve, the prepared
+//! boxes held the actual sweep in 84 tries, [`BroadPhase::grow`] widened them in 194, and 84 more
+//! grows followed impulses of the continuous-collision passes; 35 of the 278 grows fell back to a
+//! full build, so 313 builds in all. A build (the bounds, the tree refit beside the two neighbour
+//! lists, the traversal in its parallel jobs, the sort) found 22,200 candidates (6,360
+//! vertex–triangle, 15,850 edge–edge), yet only 1,803 of those were pairs whose unswept boxes
+//! overlap: the dress travels about 10 mm per substep with the walking body (median displacement;
+//! edges are 17 mm, the inflation 1–2.5 mm), and boxes swept along that common motion overlap
+//! their neighbours ahead and behind.
+//!
+//! Collisions depend only on the relative positions of the primitives at equal times. In a frame
+//! moving at a constant velocity every linear motion x0 → x1 stays linear, x0 → x1 − shift, and
+//! the relative positions at every time are the same; so 18-DOPs of those sweeps, with the same
+//! inflation, hold every pair that comes within the inflation during the substep, exactly as the
+//! world-frame sweeps did (a test checks every pair closer than twice the inflation at 41 times
+//! of a carried, crumpled motion). [`frame_shift`] takes the per-axis median displacement, and
+//! [`BroadPhase::contains_with_margin`] and [`BroadPhase::grow`] use the frame of the last build.
+//! The candidates are then another superset of the pairs that can touch: the narrow phase finds
+//! the same contacts in the same canonical order, and the caches of the dress-walk, skirt-walk,
+//! thin-skirt-walk and cape-run samples stay byte-identical to d63aa67 (`cmp`, at 1 and 2
+//! threads for the dress and the skirt). On the dress 3,700 candidates per build instead of
+//! 22,200 (855 vertex–triangle, 2,842 edge–edge), so the proximity and continuous-collision
+//! passes test a sixth of the pairs; the builds: 321 instead of 313 (43 grows fell back).
+//!
+//! Instructions per build (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind`, every 8th build of
+//! the dress bake dumped by a temporary hook and replayed, one run minus a run with each build
+//! done once more): 26.2 M at d63aa67 — neighbour feature list 6.8 M, bounds 4.1 M, traversal
+//! 5.7 M, expansions 4.4 M, sort 1.9 M, neighbour-cluster triangles 1.1 M, refit 1.0 M — and
+//! 17.1 M now: the moving frame 21.4 M (with the median of all 10,212 vertices: 1.0 M; of 1,024
+//! of them now), box-first neighbour tests and the small-list sort 18.0 M, the leaves' static
+//! touch masks ([`bvh`]) 17.1 M (neighbour feature list 4.7 M, bounds 3.9 M, traversal 4.5 M, expansions 1.1 M).
+//! The 41 replayed builds equal brute force over the moving-frame 18-DOPs. Tried and not kept:
+//! leaves of 4 clusters (18.8 M), testing each leaf's clusters against the other leaf's bounds
+//! before the pairs (no change).
+//!
 //! Reuse across builds was measured and does not pay on the character scenes. The candidates are
 //! a monotone function of the vertex 18-DOPs, so those of widened DOPs, filtered, would give the
 //! same list while every vertex stays inside its widened DOP ("Verlet lists" with a skin). On
@@ -70,7 +112,9 @@
 //! builds) had 644 to all 10,212 (median 3,522) outside. A skin of one more substep of motion
 //! and twice the inflation, grown like [`BroadPhase::grow`] for the escaped vertices, still had
 //! to be rebuilt in 132 of 357 builds, its lists were 9× the candidates, and the broad phase
-//! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash).
+//! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash). In the
+//! moving frame the relative motion is smaller but still too large for a skin: after the median
+//! displacement is taken out, the vertices move 1–2 mm (median) and up to 10–19 mm per substep.
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;

@@ -9,7 +9,8 @@
 //! overlapping cluster pairs by a self-traversal (node with itself: its children with themselves
 //! and with each other; node pair: the children pairs whose DOPs overlap), testing the clusters
 //! of two leaves pair by pair. Pairs of clusters sharing a vertex are skipped there (they always
-//! overlap; [`super::neighbour_clusters`] lists their triangle pairs). Subtrees made only of
+//! overlap; [`super::neighbour_clusters`] lists their triangle pairs), by masks of the touching
+//! cluster pairs of every two leaves made with the tree ([`Touch`]). Subtrees made only of
 //! immovable clusters ([`super::Fixed`]) are not descended against each other. The traversal is
 //! split into a fixed list of jobs (the self-pairs of the subtrees at depth [`JOB_DEPTH`] and the
 //! sibling pairs above them), independent of the thread count.
