@@ -93,7 +93,7 @@
 //! passes test a sixth of the pairs; the builds: 321 instead of 313 (43 grows fell back).
 //!
 //! Instructions per build (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind`, every 8th build of
-//! the dress bake dumped by a temporary hook and replayed, one run minus a run with each build
+//! the dress bake dumped and replayed by a temporary hook, not kept, one run minus a run with each build
 //! done once more): 26.2 M at d63aa67 — neighbour feature list 6.8 M, bounds 4.1 M, traversal
 //! 5.7 M, expansions 4.4 M, sort 1.9 M, neighbour-cluster triangles 1.1 M, refit 1.0 M — and
 //! 17.1 M now: the moving frame 21.4 M (with the median of all 10,212 vertices: 1.0 M; of 1,024
