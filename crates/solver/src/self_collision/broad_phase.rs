@@ -1,5 +1,6 @@
 //! Broad phase of the cloth–cloth stage: candidate vertex–triangle and edge–edge pairs whose swept,
-//! inflated 18-DOPs overlap, found every call with a bounding-volume hierarchy ([`bvh`]) over
+//! inflated 18-DOPs overlap — swept in a frame that moves with the garment ([`frame_shift`], see
+//! "The moving frame" below) — found every call with a bounding-volume hierarchy ([`bvh`]) over
 //! triangle clusters: the two halves of each quad (pairs of triangles sharing their longest edge,
 //! [`pair_triangles`]), so the tree holds half as many entries as triangles. The mesh does not
 //! change, so the tree is built once (median splits of the cluster centres at the first build) and
@@ -22,8 +23,10 @@
 //! is kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a
 //! sheet lying in a coordinate plane that removes many neighbours whose boxes merely touch. The
 //! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
-//! edge) — by a counting sort, so it depends neither on the thread count nor on the tree: it is
-//! exactly the brute-force list (the tests compare the two).
+//! edge) — by a counting sort (a comparison sort when the pairs are few for the keys), so it
+//! depends neither on the thread count nor on the tree: it is exactly the brute-force list (the
+//! tests compare the two). The neighbour lists test the box axes first: almost all of their pairs
+//! are apart, 81 % of them along x, y or z.
 //!
 //! Pairs made only of vertices the stage never moves (hard pins, [`BroadPhase::set_fixed`]) are no
 //! candidates: immovable subtrees, clusters and triangles are not expanded against each other,
@@ -61,6 +64,45 @@
 //! bake still had about one core): dress `broad_phase` 1.35 1.35 → 0.905 0.895 s, CPU 8.61 8.62 →
 //! 8.28 8.22 s; skirt 0.441 0.430 → 0.308 0.322 s, CPU 3.68 3.65 → 3.59 3.73 s.
 //!
+//! ## The moving frame (round 6)
+//!
+//! What the broad phase costs per substep try on the dress-walk sample (d63aa67, 278 tries = 253
+//! accepted + 25 rejected, 10,212 vertices, 20,128 triangles): one full build in `prepare` ahead
+//! of the solve (not beside it: the IC(0) solve takes both cores); after the solve, the prepared
+//! boxes held the actual sweep in 84 tries, [`BroadPhase::grow`] widened them in 194, and 84 more
+//! grows followed impulses of the continuous-collision passes; 35 of the 278 grows fell back to a
+//! full build, so 313 builds in all. A build (the bounds, the tree refit beside the two neighbour
+//! lists, the traversal in its parallel jobs, the sort) found 22,200 candidates (6,360
+//! vertex–triangle, 15,850 edge–edge), yet only 1,803 of those were pairs whose unswept boxes
+//! overlap: the dress travels about 10 mm per substep with the walking body (median displacement;
+//! edges are 17 mm, the inflation 1–2.5 mm), and boxes swept along that common motion overlap
+//! their neighbours ahead and behind.
+//!
+//! Collisions depend only on the relative positions of the primitives at equal times. In a frame
+//! moving at a constant velocity every linear motion x0 → x1 stays linear, x0 → x1 − shift, and
+//! the relative positions at every time are the same; so 18-DOPs of those sweeps, with the same
+//! inflation, hold every pair that comes within the inflation during the substep, exactly as the
+//! world-frame sweeps did (a test checks every pair closer than twice the inflation at 41 times
+//! of a carried, crumpled motion). [`frame_shift`] takes the per-axis median displacement, and
+//! [`BroadPhase::contains_with_margin`] and [`BroadPhase::grow`] use the frame of the last build.
+//! The candidates are then another superset of the pairs that can touch: the narrow phase finds
+//! the same contacts in the same canonical order, and the caches of the dress-walk, skirt-walk,
+//! thin-skirt-walk and cape-run samples stay byte-identical to d63aa67 (`cmp`, at 1 and 2
+//! threads for the dress and the skirt). On the dress 3,700 candidates per build instead of
+//! 22,200 (855 vertex–triangle, 2,842 edge–edge), so the proximity and continuous-collision
+//! passes test a sixth of the pairs; the builds: 321 instead of 313 (43 grows fell back).
+//!
+//! Instructions per build (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind`, every 8th build of
+//! the dress bake dumped and replayed by a temporary hook, not kept, one run minus a run with each build
+//! done once more): 26.2 M at d63aa67 — neighbour feature list 6.8 M, bounds 4.1 M, traversal
+//! 5.7 M, expansions 4.4 M, sort 1.9 M, neighbour-cluster triangles 1.1 M, refit 1.0 M — and
+//! 17.1 M now: the moving frame 21.4 M (with the median of all 10,212 vertices: 1.0 M; of 1,024
+//! of them now), box-first neighbour tests and the small-list sort 18.0 M, the leaves' static
+//! touch masks ([`bvh`]) 17.1 M (neighbour feature list 4.7 M, bounds 3.9 M, traversal 4.5 M, expansions 1.1 M).
+//! The 41 replayed builds equal brute force over the moving-frame 18-DOPs. Tried and not kept:
+//! leaves of 4 clusters (18.8 M), testing each leaf's clusters against the other leaf's bounds
+//! before the pairs (no change).
+//!
 //! Reuse across builds was measured and does not pay on the character scenes. The candidates are
 //! a monotone function of the vertex 18-DOPs, so those of widened DOPs, filtered, would give the
 //! same list while every vertex stays inside its widened DOP ("Verlet lists" with a skin). On
@@ -70,7 +112,9 @@
 //! builds) had 644 to all 10,212 (median 3,522) outside. A skin of one more substep of motion
 //! and twice the inflation, grown like [`BroadPhase::grow`] for the escaped vertices, still had
 //! to be rebuilt in 132 of 357 builds, its lists were 9× the candidates, and the broad phase
-//! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash).
+//! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash). In the
+//! moving frame the relative motion is smaller but still too large for a skin: after the median
+//! displacement is taken out, the vertices move 1–2 mm (median) and up to 10–19 mm per substep.
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
@@ -84,6 +128,8 @@ mod bvh;
 mod grow;
 mod neighbour_clusters;
 
+/// Vertices, triangles or edges per parallel task of the bounds.
+const BOUNDS_CHUNK: usize = 2048;
 /// Neighbour feature pairs per parallel task.
 const ADJACENT_CHUNK: usize = 16384;
 
@@ -312,6 +358,12 @@ pub struct BroadPhase {
     merged: Vec<[u32; 2]>,
     /// Immovable vertices and what is made of them ([`Self::set_fixed`]).
     fixed: Fixed,
+    /// The frame of the last build ([`frame_shift`]): every sweep ends at x1 − `shift` (m), and
+    /// every bound is inflated by `pad` (m) more for the round-off of that subtraction.
+    shift: Vec3,
+    pad: f32,
+    /// Scratch of [`frame_shift`].
+    disp: Vec<f32>,
 }
 
 /// Read-only inputs of the per-pair expansion.
@@ -366,7 +418,7 @@ impl Expand<'_> {
     fn neighbour_triangles(&self, pairs: &[[u32; 2]], buf: &mut Task) {
         for &[s, t] in pairs {
             // Most are apart: test before the call.
-            if self.tdop[s as usize].overlaps(&self.tdop[t as usize])
+            if self.tdop[s as usize].overlaps_box_first(&self.tdop[t as usize])
                 && self.mesh.self_collides(self.mesh.triangles[s as usize][0])
             {
                 self.expand(s, t, buf);
@@ -420,13 +472,14 @@ impl Expand<'_> {
     ) {
         let f = self.features;
         for &[v, t] in &adj.vf[vf] {
-            if self.vdop[v as usize].overlaps(&self.tdop[t as usize]) && self.mesh.self_collides(v)
+            if self.vdop[v as usize].overlaps_box_first(&self.tdop[t as usize])
+                && self.mesh.self_collides(v)
             {
                 buf.vf.push([v, t]);
             }
         }
         for &[i, j] in &adj.ee[ee] {
-            if self.edop[i as usize].overlaps(&self.edop[j as usize]) {
+            if self.edop[i as usize].overlaps_box_first(&self.edop[j as usize]) {
                 let (e, g) = (f.edges[i as usize], f.edges[j as usize]);
                 let v = self.mesh.edges[e as usize][0];
                 if self.mesh.self_collides(v) {
@@ -494,7 +547,7 @@ impl BroadPhase {
     /// Does a ball of radius `margin` (m) around `p` lie inside the swept 18-DOP of vertex `i` of
     /// the last build (then the candidates of the last build still cover its motion)?
     pub fn contains_with_margin(&self, i: usize, p: Vec3, margin: f32) -> bool {
-        self.vdop[i].contains_with_margin(p, margin)
+        self.vdop[i].contains_with_margin(p - self.shift, margin)
     }
 
     /// Rebuilds the candidates for the motion x0 → x1 with boxes inflated by `inflate[i]` (m) per
@@ -558,17 +611,29 @@ impl BroadPhase {
     /// Swept, inflated 18-DOPs of the vertices, triangles and edges for x0 → x1, and the boxes of
     /// the clusters.
     fn bounds(&mut self, mesh: &Mesh, x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) {
+        self.shift = frame_shift(x0, x1, &mut self.disp);
+        self.pad = shift_pad(self.shift);
+        let (shift, pad) = (self.shift, self.pad);
+        // In fixed chunks, each a plain loop (rayon's per-item calls cost more than a bound).
         self.vdop
-            .par_iter_mut()
+            .par_chunks_mut(BOUNDS_CHUNK)
             .enumerate()
-            .for_each(|(i, d)| *d = Dop18::swept(x0[i], x1[i], inflate[i]));
+            .for_each(|(c, ds)| {
+                let first = c * BOUNDS_CHUNK;
+                let (x0, x1, r) = (&x0[first..], &x1[first..], &inflate[first..]);
+                for (k, d) in ds.iter_mut().enumerate() {
+                    *d = Dop18::swept(x0[k], x1[k] - shift, r[k] + pad);
+                }
+            });
         let vdop = &self.vdop;
         self.tdop
-            .par_iter_mut()
-            .zip(mesh.triangles.par_iter())
-            .for_each(|(d, t)| {
-                let [i, j, k] = t.map(|v| v as usize);
-                *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+            .par_chunks_mut(BOUNDS_CHUNK)
+            .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
+            .for_each(|(ds, ts)| {
+                for (d, t) in ds.iter_mut().zip(ts) {
+                    let [i, j, k] = t.map(|v| v as usize);
+                    *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+                }
             });
         if self.clusters.is_empty() && !mesh.triangles.is_empty() {
             self.clusters = pair_triangles(mesh.triangles, x0);
@@ -599,13 +664,60 @@ impl BroadPhase {
         self.stale_list.clear();
         self.built = true;
         self.edop
-            .par_iter_mut()
-            .zip(self.features.edges.par_iter())
-            .for_each(|(d, &e)| {
-                let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
-                *d = vdop[i].union(&vdop[j]);
+            .par_chunks_mut(BOUNDS_CHUNK)
+            .zip(self.features.edges.par_chunks(BOUNDS_CHUNK))
+            .for_each(|(ds, es)| {
+                for (d, &e) in ds.iter_mut().zip(es) {
+                    let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
+                    *d = vdop[i].union(&vdop[j]);
+                }
             });
     }
+}
+
+/// Most vertices [`frame_shift`] takes the median of (every k-th).
+const SHIFT_SAMPLES: usize = 1024;
+
+/// The displacement (m) of the frame the sweeps are bounded in: per axis the median of the
+/// vertices' displacements x1 − x0 (zero if that is not finite), so that a garment moving as a
+/// whole — a walking character's dress travels about half an edge per substep — sweeps only its
+/// motion relative to the others. Collisions depend only on relative positions at equal times,
+/// and in a frame moving at a constant velocity every linear motion x0 → x1 stays linear, x0 →
+/// x1 − shift; so bounds of those sweeps hold every pair that comes within their inflation during
+/// the substep, like the world-frame sweeps did, with about a sixth of the candidates on the
+/// dress-walk sample. The median, not the mean, so that one exploding vertex cannot stretch every
+/// other vertex's sweep; of at most [`SHIFT_SAMPLES`] vertices, evenly spaced in index order (the
+/// frame only needs to be near the typical motion). `scratch` is reusable.
+fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<f32>) -> Vec3 {
+    if x0.is_empty() {
+        return Vec3::ZERO;
+    }
+    let stride = x0.len().div_ceil(SHIFT_SAMPLES);
+    let mut shift = [0.0f32; 3];
+    for (axis, s) in shift.iter_mut().enumerate() {
+        scratch.clear();
+        scratch.extend(
+            x0.iter()
+                .zip(x1)
+                .step_by(stride)
+                .map(|(a, b)| b[axis] - a[axis]),
+        );
+        let mid = scratch.len() / 2;
+        let (_, m, _) = scratch.select_nth_unstable_by(mid, f32::total_cmp);
+        *s = *m;
+    }
+    let shift = Vec3::from(shift);
+    if shift.is_finite() {
+        shift
+    } else {
+        Vec3::ZERO
+    }
+}
+
+/// Extra inflation (m) of every bound for the round-off of x1 − `shift` in f32: two ulps of the
+/// shift (the caller's inflation already covers eight of the coordinates).
+fn shift_pad(shift: Vec3) -> f32 {
+    2.0 * f32::EPSILON * shift.abs().max_element()
 }
 
 /// One or two triangles sharing an edge, one entry of the hierarchy.
@@ -711,9 +823,20 @@ fn pair_triangles(triangles: &[[u32; 3]], x: &[Vec3]) -> Vec<Cluster> {
     out
 }
 
+/// Below this many keys per pair, [`sort_pairs`] sorts by comparison.
+const COUNTING_SORT_FROM: usize = 4;
+
 /// Lexicographic sort of pairs with first element < `keys`: counting sort on the first element
-/// (O(pairs + keys)), then each (short) run sorted on the second.
+/// (O(pairs + keys)), then each (short) run sorted on the second; a comparison sort when there
+/// are few pairs for the keys.
 fn sort_pairs(raw: &[[u32; 2]], keys: usize, counts: &mut Vec<u32>, out: &mut Vec<[u32; 2]>) {
+    if raw.len() * COUNTING_SORT_FROM < keys {
+        // Few pairs: the key counts would cost more than a comparison sort.
+        out.clear();
+        out.extend_from_slice(raw);
+        out.sort_unstable();
+        return;
+    }
     counts.clear();
     counts.resize(keys + 1, 0);
     for p in raw {
@@ -863,11 +986,17 @@ mod tests {
         x1: &[Vec3],
         inflate: &[f32],
     ) -> (Vec<[u32; 2]>, Vec<[u32; 2]>) {
-        // Reference bounds: box and diagonal ranges from the swept, inflated vertices.
-        let vd: Vec<Dop18> = (0..x0.len())
-            .map(|i| Dop18::swept(x0[i], x1[i], inflate[i]))
-            .collect();
-        brute_force_dops(mesh, &vd, &[])
+        brute_force_dops(mesh, &frame_dops(x0, x1, inflate), &[])
+    }
+
+    /// Reference bounds: box and diagonal ranges of the swept, inflated vertices in the frame of
+    /// [`frame_shift`].
+    fn frame_dops(x0: &[Vec3], x1: &[Vec3], inflate: &[f32]) -> Vec<Dop18> {
+        let shift = frame_shift(x0, x1, &mut Vec::new());
+        let pad = shift_pad(shift);
+        (0..x0.len())
+            .map(|i| Dop18::swept(x0[i], x1[i] - shift, inflate[i] + pad))
+            .collect()
     }
 
     /// [`brute_force`] for given vertex 18-DOPs `vd`, without the pairs made only of `fixed`
@@ -1003,9 +1132,7 @@ mod tests {
             layer: &layer,
             layer_self_collide: &[true, true],
         };
-        let vd: Vec<Dop18> = (0..n)
-            .map(|i| Dop18::swept(x0[i], x1[i], inflate[i]))
-            .collect();
+        let vd = frame_dops(&x0, &x1, &inflate);
         let mut bp = BroadPhase::new(n, &tris, &edges);
         bp.set_fixed(&fixed, &tris, &edges);
         bp.build(&mesh, &x0, &x1, &inflate);
@@ -1027,6 +1154,117 @@ mod tests {
         bp.build(&mesh, &x0, &x1, &inflate);
         assert_eq!(bp.vf, all_vf);
         assert_eq!(bp.ee, all_ee);
+    }
+
+    /// The crumpled grids carried 5 cm (five edge lengths) sideways during the motion, on top of
+    /// their own: the candidates are those of the motion without the carry (the frame moves with
+    /// the grids), far fewer than world-frame sweeps would give, and the frame is that carry.
+    #[test]
+    fn a_garment_moving_as_a_whole_sweeps_only_its_own_motion() {
+        let (x0, x1, tris, edges, layer) = crumpled_grids();
+        let n = x0.len();
+        let carry = Vec3::new(0.05, -0.03, 0.02);
+        let carried: Vec<Vec3> = x1.iter().map(|&p| p + carry).collect();
+        let inflate = vec![0.002; n];
+        let mesh = Mesh {
+            triangles: &tris,
+            edges: &edges,
+            layer: &layer,
+            layer_self_collide: &[true, true],
+        };
+        let mut bp = BroadPhase::new(n, &tris, &edges);
+        bp.build(&mesh, &x0, &x1, &inflate);
+        let (vf, ee) = (bp.vf.clone(), bp.ee.clone());
+        bp.build(&mesh, &x0, &carried, &inflate);
+        assert!((bp.shift - carry).length() < 0.005, "{}", bp.shift);
+        assert_eq!(bp.vf, vf);
+        assert_eq!(bp.ee, ee);
+        let world: Vec<Dop18> = (0..n)
+            .map(|i| Dop18::swept(x0[i], carried[i], inflate[i]))
+            .collect();
+        let (world_vf, world_ee) = brute_force_dops(&mesh, &world, &[]);
+        assert!(
+            world_vf.len() > 3 * vf.len() && world_ee.len() > 3 * ee.len(),
+            "world frame {} {}, moving frame {} {}",
+            world_vf.len(),
+            world_ee.len(),
+            vf.len(),
+            ee.len()
+        );
+    }
+
+    /// The crumpled grids carried sideways while their own motion is scaled up: every
+    /// vertex–triangle and edge–edge pair (sharing no vertex) that comes within twice the
+    /// inflation at one of 41 times of the linear motion x0 → x1 is a candidate, although the
+    /// bounds are swept in the moving frame — and some do come that close.
+    #[test]
+    fn candidates_hold_every_pair_that_comes_close_during_the_motion() {
+        let (x0, x1, tris, edges, layer) = crumpled_grids();
+        let n = x0.len();
+        let carry = Vec3::new(-0.04, 0.01, 0.06);
+        let x1: Vec<Vec3> = (0..n)
+            .map(|i| x0[i] + 3.0 * (x1[i] - x0[i]) + carry)
+            .collect();
+        let r = 0.002f32;
+        let inflate = vec![r; n];
+        let mesh = Mesh {
+            triangles: &tris,
+            edges: &edges,
+            layer: &layer,
+            layer_self_collide: &[true, true],
+        };
+        let mut bp = BroadPhase::new(n, &tris, &edges);
+        bp.build(&mesh, &x0, &x1, &inflate);
+        use crate::self_collision::proximity::{point_triangle_distance, segment_segment_distance};
+        let at = |i: u32, t: f64| {
+            let (a, b) = (x0[i as usize].as_dvec3(), x1[i as usize].as_dvec3());
+            a + t * (b - a)
+        };
+        let (mut close_vf, mut close_ee) = (0, 0);
+        for step in 0..=40 {
+            let t = step as f64 / 40.0;
+            for p in 0..n as u32 {
+                for (k, tri) in tris.iter().enumerate() {
+                    if tri.contains(&p) {
+                        continue;
+                    }
+                    let d = point_triangle_distance(
+                        at(p, t),
+                        at(tri[0], t),
+                        at(tri[1], t),
+                        at(tri[2], t),
+                    );
+                    if d < 2.0 * r as f64 {
+                        close_vf += 1;
+                        assert!(
+                            bp.vf.binary_search(&[p, k as u32]).is_ok(),
+                            "{p} {k} at {t}"
+                        );
+                    }
+                }
+            }
+            for (e, a) in edges.iter().enumerate() {
+                for (g, b) in edges.iter().enumerate().skip(e + 1) {
+                    if b.contains(&a[0]) || b.contains(&a[1]) {
+                        continue;
+                    }
+                    let d = segment_segment_distance(
+                        at(a[0], t),
+                        at(a[1], t),
+                        at(b[0], t),
+                        at(b[1], t),
+                    );
+                    if d < 2.0 * r as f64 {
+                        close_ee += 1;
+                        assert!(
+                            bp.ee.binary_search(&[e as u32, g as u32]).is_ok(),
+                            "{e} {g} at {t}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(close_vf > 100 && close_ee > 100, "{close_vf} {close_ee}");
     }
 
     /// x0, x1, triangles, edges, layer of each vertex.

@@ -6,7 +6,9 @@
 //! animation" (BFA02):
 //! 1. broad phase: a bounding-volume hierarchy of swept 18-DOPs over triangle pairs, built once
 //!    from the topology and refit every call (BFA02 §6), neighbouring triangles from static
-//!    lists, candidates in canonical order (broad_phase.rs); when a few vertices leave their boxes, only their boxes grow and their
+//!    lists, candidates in canonical order (broad_phase.rs); the sweeps are bounded in a frame
+//!    moving with the garment's median displacement, so that a garment carried by a walking body
+//!    sweeps only its relative motion (a sixth of the candidates on the dress-walk sample); when a few vertices leave their boxes, only their boxes grow and their
 //!    new pairs are added (broad_phase/grow.rs); pairs of hard-pinned vertices only are skipped
 //!    ([`SelfCollision::set_immovable`]);
 //! 2. proximity repulsion with Coulomb friction for vertex–triangle and edge–edge pairs closer than
