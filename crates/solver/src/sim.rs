@@ -36,7 +36,8 @@ pub const DEFAULT_CG_TOLERANCE: f32 = 1e-3;
 /// The reference velocity change of a solve near rest, as a fraction of the velocity gravity
 /// gives in one nominal substep (h·|g|, |g| at least 1 m/s²): MPCG stops when the residual is
 /// below [`SimSettings::cg_tolerance`] times the larger of the right-hand side and the impulse
-/// m_i·REST_VELOCITY_FLOOR·h·|g| per vertex ([`crate::linalg::mpcg::CgSettings::velocity_floor`], `step/solve.rs`). Near rest
+/// m_i·REST_VELOCITY_FLOOR·h·|g| per vertex
+/// ([`crate::linalg::mpcg::CgSettings::velocity_floor`], set in `step/solve.rs`). Near rest
 /// (b ≈ 0) the floor alone sets the accuracy, and errors there accumulate as a drift: at 1.0
 /// with the default tolerance 1e-3 a sheet hanging from two corners still moved at 1.1–2.1 mm/s
 /// after 6–24 s (0.06–0.23 mm/s at 3e-4). 0.3 × 1e-3 is the old 3e-4's floor: 0.06–0.36 mm/s.

@@ -1126,12 +1126,7 @@ mod tests {
         let scatter = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61 < 5;
         let fixed: Vec<bool> = (0..n).map(|i| i % 16 < 7 || scatter(i)).collect();
         let inflate = vec![0.002; n];
-        let mesh = Mesh {
-            triangles: &tris,
-            edges: &edges,
-            layer: &layer,
-            layer_self_collide: &[true, true],
-        };
+        let mesh = grids_mesh(&tris, &edges, &layer);
         let vd = frame_dops(&x0, &x1, &inflate);
         let mut bp = BroadPhase::new(n, &tris, &edges);
         bp.set_fixed(&fixed, &tris, &edges);
@@ -1166,12 +1161,7 @@ mod tests {
         let carry = Vec3::new(0.05, -0.03, 0.02);
         let carried: Vec<Vec3> = x1.iter().map(|&p| p + carry).collect();
         let inflate = vec![0.002; n];
-        let mesh = Mesh {
-            triangles: &tris,
-            edges: &edges,
-            layer: &layer,
-            layer_self_collide: &[true, true],
-        };
+        let mesh = grids_mesh(&tris, &edges, &layer);
         let mut bp = BroadPhase::new(n, &tris, &edges);
         bp.build(&mesh, &x0, &x1, &inflate);
         let (vf, ee) = (bp.vf.clone(), bp.ee.clone());
@@ -1207,12 +1197,7 @@ mod tests {
             .collect();
         let r = 0.002f32;
         let inflate = vec![r; n];
-        let mesh = Mesh {
-            triangles: &tris,
-            edges: &edges,
-            layer: &layer,
-            layer_self_collide: &[true, true],
-        };
+        let mesh = grids_mesh(&tris, &edges, &layer);
         let mut bp = BroadPhase::new(n, &tris, &edges);
         bp.build(&mesh, &x0, &x1, &inflate);
         use crate::self_collision::proximity::{point_triangle_distance, segment_segment_distance};
@@ -1265,6 +1250,16 @@ mod tests {
             }
         }
         assert!(close_vf > 100 && close_ee > 100, "{close_vf} {close_ee}");
+    }
+
+    /// The crumpled grids' mesh, both garments colliding with themselves.
+    fn grids_mesh<'a>(tris: &'a [[u32; 3]], edges: &'a [[u32; 2]], layer: &'a [u32]) -> Mesh<'a> {
+        Mesh {
+            triangles: tris,
+            edges,
+            layer,
+            layer_self_collide: &[true, true],
+        }
     }
 
     /// x0, x1, triangles, edges, layer of each vertex.
