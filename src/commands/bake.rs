@@ -291,12 +291,16 @@ fn bake(
             );
             let targets = pins.at(&scene, frame as f32);
             stages.animation = lap.lap();
-            // The previous frame is measured and completed beside this step (records first: at one
-            // thread, the order of a serial bake).
-            let ((), r) = rayon::join(
-                || records.complete(reporter, &mut report),
-                || sim.step_frame(dt, &moving, &targets),
-            );
+            // The previous frame is measured and completed beside this step (the step first: on
+            // the calling thread, it starts at once, and the other worker steals the measurement);
+            // on one thread before it, so that its progress event does not wait for the step.
+            let r = if threads > 1 {
+                let step = || sim.step_frame(dt, &moving, &targets);
+                rayon::join(step, || records.complete(reporter, &mut report)).0
+            } else {
+                records.complete(reporter, &mut report);
+                sim.step_frame(dt, &moving, &targets)
+            };
             let r = match r {
                 Ok(r) => r,
                 // Stopped between substeps: the state (inside this frame) goes into a checkpoint.
