@@ -1,11 +1,14 @@
 //! The bake report's record and progress event of each written frame, completed once the frame is
-//! measured (smallest collider distance, self-intersection count). The measurement runs on copies
-//! of the frame's positions and collider shapes beside the next frame's step
-//! ([`FrameRecords::complete`] is one side of a `rayon::join`), off the step's critical path.
+//! measured: the smallest signed distance (m) from any cloth vertex to any collider (None without
+//! colliders; the solver's box-culled minimum, equal to the bit to the plain loop) and the
+//! self-intersection count. The measurement runs on copies of the frame's positions and collider
+//! shapes beside the next frame's step ([`FrameRecords::complete`] is one side of a
+//! `rayon::join`), off the step's critical path.
 
 use std::time::Instant;
 
-use clothbake_solver::self_collision::count_intersections;
+use clothbake_solver::collide::{min_distance, min_distance_serial};
+use clothbake_solver::self_collision::{count_intersections, count_intersections_serial};
 use clothbake_solver::{ColliderShape, FrameReport};
 use glam::Vec3;
 
@@ -78,13 +81,23 @@ impl FrameRecords {
 
     /// Measures the waiting frame, if any, and completes its record (into `report`), its
     /// warnings and its progress event; the measurement's time (s) goes to its `measurements`.
-    pub fn complete(&mut self, reporter: &Reporter, report: &mut BakeReport) {
+    /// `beside` the next frame's step, the measurement runs on this thread alone: split over the
+    /// pool, the step's thread could steal a piece of it while waiting for one of its own and come
+    /// back late, and this thread could run step work inside the measurement's time.
+    pub fn complete(&mut self, beside: bool, reporter: &Reporter, report: &mut BakeReport) {
         let Some(w) = self.waiting.take() else {
             return;
         };
         let clock = Instant::now();
-        let min_distance = min_collider_distance(&self.x, &self.shapes);
-        let self_intersections = count_intersections(&self.x, &self.triangles);
+        let (min_distance, self_intersections) = if beside {
+            let d = (!self.shapes.is_empty() && !self.x.is_empty())
+                .then(|| min_distance_serial(&self.x, &self.shapes, |s| s));
+            (d, count_intersections_serial(&self.x, &self.triangles))
+        } else {
+            let d = (!self.shapes.is_empty() && !self.x.is_empty())
+                .then(|| min_distance(&self.x, &self.shapes, |s| s));
+            (d, count_intersections(&self.x, &self.triangles))
+        };
         let measured = clock.elapsed().as_secs_f64();
         let mut stages = w.stages;
         stages.measurements += measured;
@@ -152,14 +165,4 @@ impl FrameRecords {
         );
         report.frames.push(rec);
     }
-}
-
-/// Smallest signed distance (m) from any vertex to any collider surface; None without colliders.
-/// The solver's box-culled minimum, equal to the bit to the plain loop over every vertex and
-/// collider ([`clothbake_solver::collide::min_distance`]).
-fn min_collider_distance(x: &[Vec3], shapes: &[ColliderShape]) -> Option<f32> {
-    if shapes.is_empty() || x.is_empty() {
-        return None;
-    }
-    Some(clothbake_solver::collide::min_distance(x, shapes, |s| s))
 }

@@ -261,7 +261,7 @@ fn bake(
     for frame in first_step..=plan.last {
         if interrupt.requested() {
             // The last written frame gets its record and event before the bake stops.
-            records.complete(reporter, &mut report);
+            records.complete(false, reporter, &mut report);
             if let Some(dir) = &stage {
                 save(frame - 1, &sim, &mut writers, &report.frames)?;
                 return Err(CliError::Checkpointed {
@@ -296,9 +296,9 @@ fn bake(
             // on one thread before it, so that its progress event does not wait for the step.
             let r = if threads > 1 {
                 let step = || sim.step_frame(dt, &moving, &targets);
-                rayon::join(step, || records.complete(reporter, &mut report)).0
+                rayon::join(step, || records.complete(true, reporter, &mut report)).0
             } else {
-                records.complete(reporter, &mut report);
+                records.complete(false, reporter, &mut report);
                 sim.step_frame(dt, &moving, &targets)
             };
             let r = match r {
@@ -361,11 +361,11 @@ fn bake(
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
         });
         if checkpoint_due {
-            records.complete(reporter, &mut report);
+            records.complete(false, reporter, &mut report);
             save(frame, &sim, &mut writers, &report.frames)?;
         }
     }
-    records.complete(reporter, &mut report);
+    records.complete(false, reporter, &mut report);
 
     if interrupt.requested() {
         // Raised during the last frame's substeps (the frame itself finished): with checkpoints,
