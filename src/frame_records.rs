@@ -2,8 +2,8 @@
 //! measured: the smallest signed distance (m) from any cloth vertex to any collider (None without
 //! colliders; the solver's box-culled minimum, equal to the bit to the plain loop) and the
 //! self-intersection count. The measurement runs on copies of the frame's positions and collider
-//! shapes beside the next frame's step ([`FrameRecords::complete`] is one side of a
-//! `rayon::join`), off the step's critical path.
+//! shapes, for small systems beside the next frame's step ([`FrameRecords::complete`] is then one
+//! side of a `rayon::join`), off the step's critical path.
 
 use std::time::Instant;
 

@@ -244,6 +244,12 @@ fn bake(
         (first_step.max(first_simulated + 1) - 1) as f32,
         &mut shapes_start,
     );
+    // Each frame is measured beside the next frame's step only when that step leaves the second
+    // core mostly idle: below reduce::PARALLEL_FROM vertices its passes run on one thread (the
+    // 10k-vertex dress-walk, whose passes use both cores, baked 3-8 % slower with it beside them);
+    // otherwise at the end of its own frame, on the whole pool.
+    let beside =
+        threads > 1 && !clothbake_solver::linalg::reduce::parallel(sim.model().vertex_count());
     let mut records = FrameRecords::new(
         &sim.model().triangles,
         resume_frame.map_or(0, |f| (f - plan.first + 1).max(0) as usize),
@@ -292,13 +298,11 @@ fn bake(
             let targets = pins.at(&scene, frame as f32);
             stages.animation = lap.lap();
             // The previous frame is measured and completed beside this step (the step first: on
-            // the calling thread, it starts at once, and the other worker steals the measurement);
-            // on one thread before it, so that its progress event does not wait for the step.
-            let r = if threads > 1 {
+            // the calling thread it starts at once, and the other worker steals the measurement).
+            let r = if beside {
                 let step = || sim.step_frame(dt, &moving, &targets);
                 rayon::join(step, || records.complete(true, reporter, &mut report)).0
             } else {
-                records.complete(false, reporter, &mut report);
                 sim.step_frame(dt, &moving, &targets)
             };
             let r = match r {
@@ -349,8 +353,9 @@ fn bake(
             p.capture(frame, &sim.state().x, &shapes_start);
         }
         stages.cache_writing = lap.lap();
-        // Measured beside the next frame's step (or before a checkpoint, or after the last frame)
-        // on copies of the simulated positions and the end-of-frame collider shapes.
+        // Measured on copies of the simulated positions and the end-of-frame collider shapes:
+        // beside the next frame's step, or now (before a checkpoint, or not `beside`), or after
+        // the last frame.
         records.copy_inputs(&sim.state().x, shapes_start.iter().map(collider_shape));
         stages.measurements = lap.lap();
         records.hold(Written {
@@ -360,8 +365,10 @@ fn bake(
             seconds: frame_started.elapsed().as_secs_f64(),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
         });
-        if checkpoint_due {
+        if checkpoint_due || !beside {
             records.complete(false, reporter, &mut report);
+        }
+        if checkpoint_due {
             save(frame, &sim, &mut writers, &report.frames)?;
         }
     }
