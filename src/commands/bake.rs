@@ -246,8 +246,8 @@ fn bake(
     );
     // Each frame is measured beside the next frame's step only when that step leaves the second
     // core mostly idle: below reduce::PARALLEL_FROM vertices its passes run on one thread (the
-    // 10k-vertex dress-walk, whose passes use both cores, baked 3-8 % slower with it beside them);
-    // otherwise at the end of its own frame, on the whole pool.
+    // 10k-vertex dress-walk, whose passes use both cores, baked slower with it beside them in 3
+    // of 3 alternating pairs, BENCHMARKS.md); otherwise at the end of its own frame, on the pool.
     let beside =
         threads > 1 && !clothbake_solver::linalg::reduce::parallel(sim.model().vertex_count());
     let mut records = FrameRecords::new(
