@@ -18,6 +18,7 @@ mod checkpoint_fuzz;
 mod cli;
 mod commands;
 mod error;
+mod frame_records;
 mod fs_util;
 mod interrupt;
 mod preview;

@@ -105,7 +105,8 @@ pub struct GarmentRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FrameRecord {
     pub frame: i32,
-    /// Wall time (s).
+    /// Wall time (s) of the frame's laps plus its `measurements`, which may run beside the next
+    /// frame's step (so the frames' `seconds` may add up to more than the bake's).
     pub seconds: f64,
     /// Accepted substeps.
     pub substeps: u32,

@@ -8,8 +8,7 @@ use clothbake_io::{
     remove_stale_temp_files, CacheTarget, CacheTiming, Format, GarmentCacheWriter, LoadedScene,
     Shape,
 };
-use clothbake_solver::self_collision::count_intersections;
-use clothbake_solver::{ColliderShape, MovingCollider, SimError, Simulation};
+use clothbake_solver::{MovingCollider, SimError, Simulation};
 use glam::Vec3;
 
 use crate::bake_setup::PreparedBake;
@@ -17,9 +16,10 @@ use crate::checkpoint::{self, Checkpoint};
 use crate::cli::{BakeArgs, FormatArg};
 use crate::commands::sample::write_sample;
 use crate::error::{CliError, Result};
+use crate::frame_records::{FrameRecords, Written};
 use crate::interrupt::Interrupt;
 use crate::preview::Preview;
-use crate::progress::{FrameEvent, Reporter};
+use crate::progress::Reporter;
 use crate::report::{BakeReport, FrameRecord, GarmentRecord, SubstepTotals};
 use crate::scene_to_solver::{collider_shape, shape_record, PinTargetBuffers};
 use crate::sim_failure;
@@ -228,7 +228,6 @@ fn bake(
     let mut pins = PinTargetBuffers::new(&scene);
     let mut shapes_start: Vec<Shape> = Vec::new();
     let mut shapes_end: Vec<Shape> = Vec::new();
-    let mut solver_shapes: Vec<ColliderShape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
     let mut cache_frame: Vec<Vec3> = Vec::new();
     // The simulation starts at the first simulated frame (frame_start − preroll), or after the
@@ -245,8 +244,18 @@ fn bake(
         (first_step.max(first_simulated + 1) - 1) as f32,
         &mut shapes_start,
     );
-    let bake_started = Instant::now();
-    let mut done = resume_frame.map_or(0, |f| (f - plan.first + 1).max(0) as usize);
+    // Each frame is measured beside the next frame's step only when that step leaves the second
+    // core mostly idle: below reduce::PARALLEL_FROM vertices its passes run on one thread (the
+    // 10k-vertex dress-walk, whose passes use both cores, baked slower with it beside them in 3
+    // of 3 alternating pairs, BENCHMARKS.md); otherwise at the end of its own frame, on the pool.
+    let beside =
+        threads > 1 && !clothbake_solver::linalg::reduce::parallel(sim.model().vertex_count());
+    let mut records = FrameRecords::new(
+        &sim.model().triangles,
+        resume_frame.map_or(0, |f| (f - plan.first + 1).max(0) as usize),
+        total,
+        plan.last,
+    );
     let save = |frame: i32,
                 sim: &Simulation,
                 writers: &mut [GarmentCacheWriter],
@@ -257,6 +266,8 @@ fn bake(
     };
     for frame in first_step..=plan.last {
         if interrupt.requested() {
+            // The last written frame gets its record and event before the bake stops.
+            records.complete(false, reporter, &mut report);
             if let Some(dir) = &stage {
                 save(frame - 1, &sim, &mut writers, &report.frames)?;
                 return Err(CliError::Checkpointed {
@@ -286,7 +297,15 @@ fn bake(
             );
             let targets = pins.at(&scene, frame as f32);
             stages.animation = lap.lap();
-            let r = match sim.step_frame(dt, &moving, &targets) {
+            // The previous frame is measured and completed beside this step (the step first: on
+            // the calling thread it starts at once, and the other worker steals the measurement).
+            let r = if beside {
+                let step = || sim.step_frame(dt, &moving, &targets);
+                rayon::join(step, || records.complete(true, reporter, &mut report)).0
+            } else {
+                sim.step_frame(dt, &moving, &targets)
+            };
+            let r = match r {
                 Ok(r) => r,
                 // Stopped between substeps: the state (inside this frame) goes into a checkpoint.
                 Err(SimError::Stopped { .. }) if stage.is_some() => {
@@ -334,78 +353,26 @@ fn bake(
             p.capture(frame, &sim.state().x, &shapes_start);
         }
         stages.cache_writing = lap.lap();
-        // Measured on the simulated positions against the end-of-frame collider shapes.
-        solver_shapes.clear();
-        solver_shapes.extend(shapes_start.iter().map(collider_shape));
-        let x = &sim.state().x;
-        let min_distance = min_collider_distance(x, &solver_shapes);
-        let self_intersections = count_intersections(x, &sim.model().triangles);
+        // Measured on copies of the simulated positions and the end-of-frame collider shapes:
+        // beside the next frame's step, or now (before a checkpoint, or not `beside`), or after
+        // the last frame.
+        records.copy_inputs(&sim.state().x, shapes_start.iter().map(collider_shape));
         stages.measurements = lap.lap();
-        report.stage_totals.add(&stages);
-        done += 1;
-        let seconds = frame_started.elapsed().as_secs_f64();
-        let elapsed = bake_started.elapsed().as_secs_f64();
-        let eta = elapsed / done as f64 * (total - done) as f64;
-        let rec = FrameRecord {
+        records.hold(Written {
             frame,
-            seconds,
-            substeps: stats.map_or(0, |s| s.substeps),
-            rejected_substeps: stats.map_or(0, |s| s.rejected_substeps),
-            rejections: stats.map_or(Default::default(), |s| s.rejections),
-            cg_iterations: stats.map_or(0, |s| s.cg_iterations),
-            rejected_cg_iterations: stats.map_or(0, |s| s.rejected_cg_iterations),
-            cg_failures: stats.map_or(0, |s| s.cg_failures),
-            max_strain: stats.map_or(0.0, |s| s.max_strain),
-            contacts: stats.map_or(0, |s| s.contacts),
-            min_distance,
-            self_intersections: Some(self_intersections),
-            self_contacts: stats.map_or(0, |s| s.self_contacts),
-            unresolved: stats.map_or(0, |s| s.unresolved),
-            explicit_vertices: stats.map_or(0, |s| s.explicit_vertices),
-            colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
+            stats,
             stages,
-        };
-        if rec.cg_failures > 0 {
-            reporter.warning(
-                &format!(
-                    "the linear solve did not converge in {} substep(s)",
-                    rec.cg_failures
-                ),
-                Some(frame),
-            );
+            seconds: frame_started.elapsed().as_secs_f64(),
+            colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
+        });
+        if checkpoint_due || !beside {
+            records.complete(false, reporter, &mut report);
         }
-        if rec.unresolved > 0 {
-            reporter.warning(
-                &format!(
-                    "self-collision left {} cloth-cloth collision(s) unresolved (pins or body \
-                     contacts that admit no crossing-free motion); the cloth may intersect",
-                    rec.unresolved
-                ),
-                Some(frame),
-            );
-        }
-        reporter.frame(
-            &FrameEvent {
-                frame,
-                done,
-                total,
-                substeps: rec.substeps,
-                cg_iterations: rec.cg_iterations,
-                max_strain: rec.max_strain,
-                contacts: rec.contacts,
-                min_distance: rec.min_distance,
-                self_intersections: rec.self_intersections,
-                unresolved: rec.unresolved,
-                seconds,
-                eta_seconds: eta,
-            },
-            plan.last,
-        );
-        report.frames.push(rec);
         if checkpoint_due {
             save(frame, &sim, &mut writers, &report.frames)?;
         }
     }
+    records.complete(false, reporter, &mut report);
 
     if interrupt.requested() {
         // Raised during the last frame's substeps (the frame itself finished): with checkpoints,
@@ -571,14 +538,4 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: &Path) -> Result<Plan>
         first,
         last,
     })
-}
-
-/// Smallest signed distance (m) from any vertex to any collider surface; None without colliders.
-/// The solver's box-culled minimum, equal to the bit to the plain loop over every vertex and
-/// collider ([`clothbake_solver::collide::min_distance`]).
-fn min_collider_distance(x: &[Vec3], shapes: &[ColliderShape]) -> Option<f32> {
-    if shapes.is_empty() || x.is_empty() {
-        return None;
-    }
-    Some(clothbake_solver::collide::min_distance(x, shapes, |s| s))
 }

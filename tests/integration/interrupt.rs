@@ -115,6 +115,19 @@ fn interrupt_a_bake(signal: &str) {
     assert_eq!(last["code"], 130);
     let message = last["message"].as_str().unwrap_or("");
     assert!(message.starts_with("interrupted after frame "), "{message}");
+    // Every frame up to the last one written got its event (the event of frame 2 ended
+    // start_long_bake), in order, before the error.
+    let last_written: i64 = message["interrupted after frame ".len()..]
+        .split(':')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{message}"));
+    let later: Vec<i64> = rest
+        .iter()
+        .filter(|e| e["event"] == "frame")
+        .map(|e| e["frame"].as_i64().expect("frame"))
+        .collect();
+    assert_eq!(later, (3..=last_written).collect::<Vec<_>>(), "{message}");
     assert!(
         message.contains("no cache or report was written"),
         "{message}"

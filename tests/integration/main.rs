@@ -11,6 +11,7 @@ mod convert;
 mod determinism;
 mod drivers;
 mod errors;
+mod frame_records;
 mod inspect;
 mod interrupt;
 mod json;

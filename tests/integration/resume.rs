@@ -1,5 +1,6 @@
 //! Resumable bakes (`--checkpoint-every`, `--resume`): killed with SIGKILL at random points and
-//! resumed until done, a bake's caches are byte-identical to an uninterrupted one; SIGTERM inside
+//! resumed until done, a bake's caches are byte-identical to an uninterrupted one (its report has
+//! the same frames and measurements); SIGTERM inside
 //! a long frame writes a checkpoint inside the frame and exits 85; damaged, foreign and stale
 //! checkpoints are refused with a named error (or, for a damaged newest one, the one before it is
 //! used, with a warning), never a silent restart or a wrong cache.
@@ -48,6 +49,21 @@ fn assert_same_caches(d: &Dir, reference: &str, out: &str) {
         );
     }
     assert!(!d.path(out).join(".clothbake-resume").exists());
+    // The report's frames (from the checkpoints' records and the last run's) with their
+    // end-of-frame measurements. (The substep counts of a frame resumed from a checkpoint inside
+    // it cover only the substeps after the resume.)
+    let frames = |dir: &str| -> Vec<[serde_json::Value; 3]> {
+        let text = String::from_utf8(read(d, &format!("{dir}/report.json"))).expect("UTF-8");
+        let report: serde_json::Value = serde_json::from_str(&text).expect("report JSON");
+        let frames = report["frames"].as_array().expect("frames");
+        frames
+            .iter()
+            .map(|f| ["frame", "min_distance", "self_intersections"].map(|k| f[k].clone()))
+            .collect()
+    };
+    let want = frames(reference);
+    assert!(!want.is_empty());
+    assert!(frames(out) == want, "{out}/report.json frames differ");
 }
 
 /// Bakes `scene` into `out`, killing the bake with SIGKILL after a random delay up to `kills`

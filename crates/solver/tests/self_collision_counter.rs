@@ -2,7 +2,9 @@
 //! produce false positives (near-coplanar, laterally separated triangles), while a real fold
 //! through the sheet is still counted, also after an arbitrary rotation.
 
-use clothbake_solver::self_collision::{count_intersections, triangles_intersect};
+use clothbake_solver::self_collision::{
+    count_intersections, count_intersections_serial, triangles_intersect,
+};
 use glam::{DQuat, DVec3, Vec3};
 
 /// Small deterministic PRNG (xorshift64*), so the tests need no extra crates.
@@ -125,6 +127,8 @@ fn vertex_pushed_through_the_sheet_is_counted() {
         let (x, t) = folded(n, &mut rng);
         let flat = count_intersections(&x, &t);
         assert!(flat > 0, "n {n}: fold not detected");
+        // On one thread, the same count.
+        assert_eq!(count_intersections_serial(&x, &t), flat, "n {n}");
         let x = rotate(&x, &mut rng);
         assert!(
             count_intersections(&x, &t) > 0,
@@ -193,5 +197,7 @@ fn coplanar_pairs_need_positive_overlap_area() {
     x2.extend_from_slice(&x);
     let mut t2 = t.clone();
     t2.extend(t.iter().map(|tri| tri.map(|k| k + nv)));
-    assert!(count_intersections(&x2, &t2) >= t.len());
+    let coincident = count_intersections(&x2, &t2);
+    assert!(coincident >= t.len());
+    assert_eq!(count_intersections_serial(&x2, &t2), coincident);
 }

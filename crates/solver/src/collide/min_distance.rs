@@ -23,6 +23,28 @@ pub fn min_distance<C: Sync>(
     colliders: &[C],
     shape: impl Fn(&C) -> &ColliderShape + Sync,
 ) -> f32 {
+    let parallel = crate::linalg::reduce::parallel(x.len());
+    min_distance_on(x, colliders, shape, parallel)
+}
+
+/// [`min_distance`] (the same bits) on the calling thread alone: for running beside other work on
+/// the thread pool, whose thread would otherwise steal pieces of it while waiting for its own
+/// (and come back late).
+pub fn min_distance_serial<C: Sync>(
+    x: &[Vec3],
+    colliders: &[C],
+    shape: impl Fn(&C) -> &ColliderShape + Sync,
+) -> f32 {
+    min_distance_on(x, colliders, shape, false)
+}
+
+/// [`min_distance`], its chunks on the thread pool when `parallel`.
+fn min_distance_on<C: Sync>(
+    x: &[Vec3],
+    colliders: &[C],
+    shape: impl Fn(&C) -> &ColliderShape + Sync,
+    parallel: bool,
+) -> f32 {
     let chunk_min = |xs: &[Vec3]| {
         let chunk = xs
             .iter()
@@ -45,7 +67,7 @@ pub fn min_distance<C: Sync>(
         }
         best
     };
-    if crate::linalg::reduce::parallel(x.len()) {
+    if parallel {
         x.par_chunks(CHUNK_VERTICES)
             .map(chunk_min)
             .reduce(|| f32::INFINITY, f32::min)
@@ -139,6 +161,10 @@ mod tests {
             let want = plain(&many, &with_plane);
             assert_eq!(
                 min_distance(&many, &shapes, |s| s).to_bits(),
+                want.to_bits()
+            );
+            assert_eq!(
+                min_distance_serial(&many, &shapes, |s| s).to_bits(),
                 want.to_bits()
             );
         }

@@ -24,7 +24,7 @@ pub use contact::VertexContact;
 pub use contact_tapered_capsule::{tapered_capsule_closest, CapsuleClosest};
 pub use detector::{ContactDetector, CHUNK_VERTICES};
 pub use error::{CollideError, ShapeError};
-pub use min_distance::min_distance;
+pub use min_distance::{min_distance, min_distance_serial};
 pub use moving::MovingCollider;
 pub use projection::DistanceReport;
 pub use shape::ColliderShape;

@@ -48,8 +48,7 @@ use super::block_sparse::BlockMatrix;
 use super::dissection::Dissection;
 use super::mpcg::Filter;
 use super::reduce::CHUNK;
-use glam::{Mat3A, Vec3A};
-use rayon::prelude::*;
+use glam::{Mat3A, Vec3A, Vec3Swizzles};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
@@ -88,11 +87,12 @@ pub struct IncompleteCholesky {
     lower_slot: Vec<u32>,
     /// Strictly upper entries (i, j), j > i, by row, columns descending (so the sweep's latest
     /// row comes last); entries before `upper_mid[i]` have their column in a later part (S, for
-    /// rows of A and B); `upper_of` the lower entry (j, i) they mirror.
+    /// rows of A and B). `upper_at`: per lower entry (i, j), the upper entry (j, i) mirroring it
+    /// (where the factorization writes L_ijᵀ).
     upper_ptr: Vec<u32>,
     upper_mid: Vec<u32>,
     upper_col: Vec<u32>,
-    upper_of: Vec<u32>,
+    upper_at: Vec<u32>,
     /// Per lower entry (i, j): the lower-entry pairs ((i, k), (j, k)) with k < j in both rows.
     update_ptr: Vec<u32>,
     update: Vec<[u32; 2]>,
@@ -144,7 +144,15 @@ fn spd_inverse(d: Mat3A, reference: Mat3A) -> Option<Mat3A> {
     let ok = p0 > PIVOT_FLOOR * reference.x_axis.x
         && p1 > PIVOT_FLOOR * reference.y_axis.y
         && p2 > PIVOT_FLOOR * reference.z_axis.z;
-    ok.then(|| d.inverse()).filter(|m| m.is_finite())
+    if !ok {
+        return None;
+    }
+    // `Mat3A::is_finite`, inlined (a call per column otherwise).
+    let inv = d.inverse();
+    let finite = |v: Vec3A| v.abs().cmplt(Vec3A::INFINITY);
+    (finite(inv.x_axis) & finite(inv.y_axis) & finite(inv.z_axis))
+        .all()
+        .then_some(inv)
 }
 
 /// Partial-sum slots of a part of `len` rows: one per [`CHUNK`].
@@ -215,7 +223,7 @@ impl IncompleteCholesky {
             lower_ptr.push(lower_col.len() as u32);
         }
         // Upper entries of row j mirror lower entries (i, j), i > j: transposed counting sort,
-        // then each row reversed (descending columns).
+        // each row filled from its end (descending columns).
         let mut upper_ptr = vec![0u32; n + 1];
         for &j in &lower_col {
             upper_ptr[j as usize + 1] += 1;
@@ -223,24 +231,22 @@ impl IncompleteCholesky {
         for j in 0..n {
             upper_ptr[j + 1] += upper_ptr[j];
         }
-        let mut fill = upper_ptr.clone();
+        let mut fill = upper_ptr[1..].to_vec();
         let mut upper_col = vec![0u32; lower_col.len()];
-        let mut upper_of = vec![0u32; lower_col.len()];
+        let mut upper_at = vec![0u32; lower_col.len()];
         for i in 0..n {
             let row = lower_ptr[i] as usize..lower_ptr[i + 1] as usize;
             for (e, &j) in row.clone().zip(&lower_col[row]) {
                 let j = j as usize;
+                fill[j] -= 1;
                 let at = fill[j] as usize;
                 upper_col[at] = i as u32;
-                upper_of[at] = e as u32;
-                fill[j] += 1;
+                upper_at[e] = at as u32;
             }
         }
         let mut upper_mid = Vec::with_capacity(n);
         for j in 0..n {
             let row = upper_ptr[j] as usize..upper_ptr[j + 1] as usize;
-            upper_col[row.clone()].reverse();
-            upper_of[row.clone()].reverse();
             let end = part_start(j).map_or(n, |r| r.end) as u32;
             let later = upper_col[row.clone()].iter().filter(|&&c| c >= end).count();
             upper_mid.push((row.start + later) as u32);
@@ -279,7 +285,7 @@ impl IncompleteCholesky {
             upper_ptr,
             upper_mid,
             upper_col,
-            upper_of,
+            upper_at,
             update_ptr,
             update,
             w: vec![Mat3A::ZERO; m],
@@ -305,8 +311,10 @@ impl IncompleteCholesky {
     /// [`Self::factor`] if no pivot breaks down (true; the same factor to the bit); otherwise
     /// false as soon as one does (every part stops), leaving the factor unusable until the
     /// next factorization. A caller trying shifts in turn then pays only for the rows up to the
-    /// first breakdown of each failed shift (the 3.6k-vertex skirt and the 10k dress try about
-    /// three shifts per solve).
+    /// first breakdown of each failed shift: with [`super::ic_shift::ShiftMemory`] the bpy skirt
+    /// had 15 failed tries in 248 solves (8 ms of the bake's 120 ms of factorizations), the 10k
+    /// dress 17 in 281 (11 of 360 ms), the 64×64 sheet 6 in 158 (1 of 78 ms; 2026-11-26, one
+    /// run each on a loaded machine).
     pub fn try_factor(&mut self, a: &BlockMatrix, filter: &[Filter], shift: f32) -> bool {
         let stop = AtomicBool::new(false);
         self.factor_or_stop(a, filter, shift, Some(&stop)) == 0
@@ -326,9 +334,11 @@ impl IncompleteCholesky {
             .extend(perm.iter().map(|&o| filter[o as usize] == Filter::Fixed));
         let sym = Symbolic {
             perm,
+            fixed: &self.fixed,
             lower_ptr: &self.lower_ptr,
             lower_col: &self.lower_col,
             lower_slot: &self.lower_slot,
+            upper_at: &self.upper_at,
             update_ptr: &self.update_ptr,
             update: &self.update,
         };
@@ -337,13 +347,20 @@ impl IncompleteCholesky {
             self.lower_ptr[pa.end] as usize,
             self.lower_ptr[pb.end] as usize,
         );
+        // Lower entries of A's (B's) rows mirror upper entries of A's (B's) rows.
+        let (ua, ub) = (
+            self.upper_ptr[pa.end] as usize,
+            self.upper_ptr[pb.end] as usize,
+        );
         // A and B: each its own slices of the values (no coupling joins them).
         let (replaced_a, replaced_b) = {
             let (w_ab, _) = self.w.split_at_mut(eb);
             let (l_ab, _) = self.l.split_at_mut(eb);
+            let (lu_ab, _) = self.l_upper.split_at_mut(ub);
             let (d_ab, _) = self.d_inv.split_at_mut(pb.end);
             let (wa, wb) = w_ab.split_at_mut(ea);
             let (la, lb) = l_ab.split_at_mut(ea);
+            let (lua, lub) = lu_ab.split_at_mut(ua);
             let (da, db) = d_ab.split_at_mut(pa.end);
             let mut job_a = || {
                 factor_rows(
@@ -352,8 +369,13 @@ impl IncompleteCholesky {
                     filter,
                     shift,
                     pa.clone(),
-                    (wa, la, da),
-                    (0, 0),
+                    Values {
+                        w: wa,
+                        l: la,
+                        l_upper: lua,
+                        d_inv: da,
+                        base: (0, 0, 0),
+                    },
                     stop,
                 )
             };
@@ -364,8 +386,13 @@ impl IncompleteCholesky {
                     filter,
                     shift,
                     pb.clone(),
-                    (wb, lb, db),
-                    (ea, pa.end),
+                    Values {
+                        w: wb,
+                        l: lb,
+                        l_upper: lub,
+                        d_inv: db,
+                        base: (ea, ua, pa.end),
+                    },
                     stop,
                 )
             };
@@ -375,36 +402,26 @@ impl IncompleteCholesky {
                 (job_a(), job_b())
             }
         };
-        let mut replaced = replaced_a + replaced_b;
+        let replaced = replaced_a + replaced_b;
         if stop.is_some() && replaced > 0 {
             return replaced;
-        }
-        replaced += factor_rows(
-            &sym,
-            a,
-            filter,
-            shift,
-            ps,
-            (&mut self.w, &mut self.l, &mut self.d_inv),
-            (0, 0),
-            stop,
-        );
-        if stop.is_some() && replaced > 0 {
-            return replaced;
-        }
-        // Upper entries: L_jiᵀ (row-ordered copy for the backward sweep).
-        let (l, upper_of) = (&self.l, &self.upper_of);
-        let copy = |(lu, &e): (&mut Mat3A, &u32)| *lu = l[e as usize].transpose();
-        if self.order.split() {
-            self.l_upper
-                .par_iter_mut()
-                .zip(upper_of)
-                .with_min_len(4 * CHUNK)
-                .for_each(copy);
-        } else {
-            self.l_upper.iter_mut().zip(upper_of).for_each(copy);
         }
         replaced
+            + factor_rows(
+                &sym,
+                a,
+                filter,
+                shift,
+                ps,
+                Values {
+                    w: &mut self.w,
+                    l: &mut self.l,
+                    l_upper: &mut self.l_upper,
+                    d_inv: &mut self.d_inv,
+                    base: (0, 0, 0),
+                },
+                stop,
+            )
     }
 
     /// The row order of the factor last built.
@@ -593,28 +610,64 @@ impl IncompleteCholesky {
 /// Borrowed symbolic data for the part workers.
 struct Symbolic<'a> {
     perm: &'a [u32],
+    fixed: &'a [bool],
     lower_ptr: &'a [u32],
     lower_col: &'a [u32],
     lower_slot: &'a [u32],
+    upper_at: &'a [u32],
     update_ptr: &'a [u32],
     update: &'a [[u32; 2]],
 }
 
-/// Factors `rows` (new numbering) in order into (W, L, D⁻¹) slices that start at lower entry
-/// `base.0` and row `base.1` and hold every entry and row the rows' updates read, with the
-/// diagonal blocks scaled by `shift`. Returns the number of replaced pivots. With `stop`: returns
-/// 1 at the first breakdown, raising `stop`, and returns 1 as soon as another part has raised it.
-#[allow(clippy::too_many_arguments)]
+/// A part worker's slices of the factor's values: W and L from lower entry `base.0`, Lᵀ from
+/// upper entry `base.1`, D⁻¹ from row `base.2`, holding every entry and row the part's rows
+/// write and their updates read.
+struct Values<'a> {
+    w: &'a mut [Mat3A],
+    l: &'a mut [Mat3A],
+    l_upper: &'a mut [Mat3A],
+    d_inv: &'a mut [Mat3A],
+    base: (usize, usize, usize),
+}
+
+/// a·bᵀ with the products and sums of `a * b.transpose()` in the same order (the same bits),
+/// without the transpose: column c is Σ_k a.col(k)·b.col(k)[c], k = x, y, z in turn.
+#[inline(always)]
+fn mul_transpose(a: Mat3A, b: Mat3A) -> Mat3A {
+    Mat3A::from_cols(
+        a.x_axis * b.x_axis.xxx() + a.y_axis * b.y_axis.xxx() + a.z_axis * b.z_axis.xxx(),
+        a.x_axis * b.x_axis.yyy() + a.y_axis * b.y_axis.yyy() + a.z_axis * b.z_axis.yyy(),
+        a.x_axis * b.x_axis.zzz() + a.y_axis * b.y_axis.zzz() + a.z_axis * b.z_axis.zzz(),
+    )
+}
+
+/// Factors `rows` (new numbering) in order into `values` (W, L, its row-ordered copy Lᵀ and
+/// D⁻¹), with the diagonal blocks scaled by `shift`. Returns the number of replaced pivots.
+/// With `stop`: returns 1 at the first breakdown, raising `stop`, and returns 1 as soon as
+/// another part has raised it.
+///
+/// An entry (i, j) whose row or column is fixed is +0 in W, L and Lᵀ and leaves D_i as it is,
+/// exactly as the full computation gives it (so it is skipped; a pinned bodice is a fifth of the
+/// dress-walk sample's rows): Ã_ij = 0; every update W_ik·D_k⁻¹·W_jkᵀ is a matrix of signed zeros
+/// (W of a fixed row is +0, by induction; the other factor is finite), so W_ij = +0 − (±0) = +0;
+/// each entry of L_ij = (+0)·D_j⁻¹ sums three signed-zero products, one with D_j⁻¹'s positive
+/// diagonal, so it is +0; and D_i −= L_ij·W_ijᵀ subtracts +0.
 fn factor_rows(
     sym: &Symbolic,
     a: &BlockMatrix,
     filter: &[Filter],
     shift: f32,
     rows: Range<usize>,
-    (w, wd, d_inv): (&mut [Mat3A], &mut [Mat3A], &mut [Mat3A]),
-    (e_base, base): (usize, usize),
+    values: Values,
     stop: Option<&AtomicBool>,
 ) -> u32 {
+    let Values {
+        w,
+        l: wd,
+        l_upper,
+        d_inv,
+        base: (e_base, u_base, base),
+    } = values;
     let mut replaced = 0;
     for i in rows {
         if stop.is_some_and(|s| s.load(Relaxed)) {
@@ -622,26 +675,34 @@ fn factor_rows(
         }
         let o = sym.perm[i] as usize;
         let si = filter[o];
+        let fixed_i = sym.fixed[i];
         let mut d = filtered_diag(a.diag[o], si) * shift;
         let reference = d;
-        for e in sym.lower_ptr[i] as usize..sym.lower_ptr[i + 1] as usize {
+        let entries = sym.lower_ptr[i] as usize..sym.lower_ptr[i + 1] as usize;
+        for e in entries.clone() {
             let j = sym.lower_col[e] as usize;
-            let slot = sym.lower_slot[e];
-            let stored = a.off[(slot & !UPRIGHT) as usize];
-            let aij = if slot & UPRIGHT != 0 {
-                stored
+            let (m, md) = if fixed_i || sym.fixed[j] {
+                (Mat3A::ZERO, Mat3A::ZERO)
             } else {
-                stored.transpose()
+                let slot = sym.lower_slot[e];
+                let stored = a.off[(slot & !UPRIGHT) as usize];
+                let aij = if slot & UPRIGHT != 0 {
+                    stored
+                } else {
+                    stored.transpose()
+                };
+                let mut m = filtered(aij, si, filter[sym.perm[j] as usize]);
+                let updates = sym.update_ptr[e] as usize..sym.update_ptr[e + 1] as usize;
+                for &[eik, ejk] in &sym.update[updates] {
+                    m -= mul_transpose(wd[eik as usize - e_base], w[ejk as usize - e_base]);
+                }
+                let md = m * d_inv[j - base];
+                d -= mul_transpose(md, m);
+                (m, md)
             };
-            let mut m = filtered(aij, si, filter[sym.perm[j] as usize]);
-            let updates = sym.update_ptr[e] as usize..sym.update_ptr[e + 1] as usize;
-            for &[eik, ejk] in &sym.update[updates] {
-                m -= wd[eik as usize - e_base] * w[ejk as usize - e_base].transpose();
-            }
-            let md = m * d_inv[j - base];
             w[e - e_base] = m;
             wd[e - e_base] = md;
-            d -= md * m.transpose();
+            l_upper[sym.upper_at[e] as usize - u_base] = md.transpose();
         }
         d_inv[i - base] = match spd_inverse(d, reference) {
             Some(inv) => inv,
@@ -651,10 +712,12 @@ fn factor_rows(
                     return 1;
                 }
                 replaced += 1;
-                let row =
-                    sym.lower_ptr[i] as usize - e_base..sym.lower_ptr[i + 1] as usize - e_base;
+                let row = entries.start - e_base..entries.end - e_base;
                 w[row.clone()].fill(Mat3A::ZERO);
                 wd[row].fill(Mat3A::ZERO);
+                for e in entries {
+                    l_upper[sym.upper_at[e] as usize - u_base] = Mat3A::ZERO;
+                }
                 spd_inverse(reference, reference).unwrap_or(Mat3A::IDENTITY)
             }
         };
@@ -760,6 +823,188 @@ mod tests {
             it += 1;
         }
         it
+    }
+
+    /// The factorization as it was written before 2026-11-26's rework (every entry's updates
+    /// and `a * b.transpose()` products, L copied to Lᵀ in a pass of its own, parts in turn):
+    /// (W, L, Lᵀ, D⁻¹, replaced pivots) of `ic`'s symbolic data.
+    fn reference(
+        ic: &IncompleteCholesky,
+        a: &BlockMatrix,
+        filter: &[Filter],
+        shift: f32,
+    ) -> Reference {
+        let m = ic.lower_col.len();
+        let n = ic.d_inv.len();
+        let perm = &ic.order().perm;
+        let (mut w, mut wd) = (vec![Mat3A::ZERO; m], vec![Mat3A::ZERO; m]);
+        let mut d_inv = vec![Mat3A::IDENTITY; n];
+        let mut replaced = 0;
+        for i in 0..n {
+            let o = perm[i] as usize;
+            let si = filter[o];
+            let mut d = filtered_diag(a.diag[o], si) * shift;
+            let reference = d;
+            for e in ic.lower_ptr[i] as usize..ic.lower_ptr[i + 1] as usize {
+                let j = ic.lower_col[e] as usize;
+                let slot = ic.lower_slot[e];
+                let stored = a.off[(slot & !UPRIGHT) as usize];
+                let aij = if slot & UPRIGHT != 0 {
+                    stored
+                } else {
+                    stored.transpose()
+                };
+                let mut m = filtered(aij, si, filter[perm[j] as usize]);
+                for &[eik, ejk] in
+                    &ic.update[ic.update_ptr[e] as usize..ic.update_ptr[e + 1] as usize]
+                {
+                    m -= wd[eik as usize] * w[ejk as usize].transpose();
+                }
+                let md = m * d_inv[j];
+                w[e] = m;
+                wd[e] = md;
+                d -= md * m.transpose();
+            }
+            let ok = {
+                let p0 = d.x_axis.x;
+                let p1 = d.y_axis.y - d.y_axis.x * d.y_axis.x / p0;
+                let p2 = d.determinant() / (p0 * p1);
+                p0 > PIVOT_FLOOR * reference.x_axis.x
+                    && p1 > PIVOT_FLOOR * reference.y_axis.y
+                    && p2 > PIVOT_FLOOR * reference.z_axis.z
+            };
+            d_inv[i] = match ok.then(|| d.inverse()).filter(|m| m.is_finite()) {
+                Some(inv) => inv,
+                None => {
+                    replaced += 1;
+                    let row = ic.lower_ptr[i] as usize..ic.lower_ptr[i + 1] as usize;
+                    w[row.clone()].fill(Mat3A::ZERO);
+                    wd[row].fill(Mat3A::ZERO);
+                    spd_inverse(reference, reference).unwrap_or(Mat3A::IDENTITY)
+                }
+            };
+        }
+        let mut l_upper = vec![Mat3A::ZERO; m];
+        for (e, &u) in ic.upper_at.iter().enumerate() {
+            l_upper[u as usize] = wd[e].transpose();
+        }
+        (w, wd, l_upper, d_inv, replaced)
+    }
+
+    type Reference = (Vec<Mat3A>, Vec<Mat3A>, Vec<Mat3A>, Vec<Mat3A>, u32);
+
+    fn mat_bits(m: &[Mat3A]) -> Vec<[u32; 9]> {
+        m.iter()
+            .map(|m| m.to_cols_array().map(f32::to_bits))
+            .collect()
+    }
+
+    /// The factor (W, L, Lᵀ, D⁻¹, zeros' signs included) is the [`reference`]'s to the bit, on
+    /// an assembled wrinkled and stretched cotton sheet (40×40, split into parts) with fixed,
+    /// plane- and line-filtered rows, unshifted and shifted, through `factor` and
+    /// `try_factor`, on one thread and two; and on a chain whose weak pivot breaks down
+    /// (replaced by `factor`).
+    #[test]
+    fn factor_matches_the_reference_to_the_bit() {
+        use crate::constraints::Constraints;
+        use crate::fixtures::sheet;
+        use crate::integrator::{Assembly, StepInputs};
+        use crate::Model;
+        let nx = 40;
+        let mut g = sheet("sheet", nx, 1.0, 0.0);
+        for p in g.positions.iter_mut() {
+            p.y = 0.01 * (p.x * 40.0).sin() * (p.z * 23.0).cos();
+        }
+        let model = Model::new(&[g]).unwrap();
+        let n = model.vertex_count();
+        let mut asm = Assembly::new(&model);
+        let mut cons = Constraints::default();
+        cons.begin(n);
+        let x0: Vec<Vec3> = model.initial_positions.iter().map(|&p| p * 1.01).collect();
+        let v0: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(0.0, -0.3 + 0.01 * (i % 7) as f32, 0.0))
+            .collect();
+        let inputs = StepInputs {
+            x0: &x0,
+            v0: &v0,
+            h: 1.0 / 120.0,
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            wind: None,
+            air_damping: 0.0,
+            explicit_triangles: &[],
+            explicit_hinges: &[],
+            skip_pinned: false,
+        };
+        asm.assemble(&model, &inputs, &cons);
+        let a = &asm.matrix;
+        // A fixed edge, a fixed patch inside, plane and line filters scattered.
+        let filter: Vec<Filter> = (0..n)
+            .map(|i| {
+                let (x, y) = (i % nx, i / nx);
+                if x == 0 || (10..14).contains(&x) && (20..25).contains(&y) {
+                    Filter::Fixed
+                } else if i % 11 == 3 {
+                    Filter::Plane(Vec3::new(0.6, 0.0, 0.8))
+                } else if i % 17 == 5 {
+                    Filter::Line(Vec3::Y)
+                } else {
+                    Filter::Free
+                }
+            })
+            .collect();
+        let check = |ic: &IncompleteCholesky, want: &Reference, what: &str| {
+            let (w, l, lu, d, _) = want;
+            assert!(mat_bits(&ic.w) == mat_bits(w), "{what}: W");
+            assert!(mat_bits(&ic.l) == mat_bits(l), "{what}: L");
+            assert!(mat_bits(&ic.l_upper) == mat_bits(lu), "{what}: Lᵀ");
+            assert!(mat_bits(&ic.d_inv) == mat_bits(d), "{what}: D⁻¹");
+        };
+        for threads in [1, 2] {
+            crate::fixtures::on_threads(threads, || {
+                let mut ic = IncompleteCholesky::new();
+                for shift in [1.0, 1.05] {
+                    assert_eq!(ic.factor(a, &filter, shift), 0);
+                    assert!(ic.order().split());
+                    let want = reference(&ic, a, &filter, shift);
+                    check(&ic, &want, &format!("factor {shift} on {threads}"));
+                    ic.w.fill(Mat3A::ZERO);
+                    assert!(ic.try_factor(a, &filter, shift));
+                    check(&ic, &want, &format!("try_factor {shift} on {threads}"));
+                }
+                // Signed zeros do occur (L of the fixed rows), so the check sees them.
+                assert!(ic.l.iter().any(|m| m
+                    .to_cols_array()
+                    .iter()
+                    .any(|x| x.to_bits() == (-0.0f32).to_bits())));
+            });
+        }
+        // Breakdowns replaced: the weak-pivot chain of `try_factor_stops_at_a_breakdown`.
+        let m = SPLIT_FROM + 500;
+        let pairs: Vec<[u32; 2]> = (0..m as u32 - 1).map(|i| [i, i + 1]).collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(m, &pairs));
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            let s = if i % 300 == 100 { 1.2 } else { 4.0 };
+            *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
+        }
+        for i in 0..m - 1 {
+            let s = a.pattern.slot(i as u32, i as u32 + 1).unwrap();
+            a.off[s] = Mat3::from_diagonal(Vec3::new(-1.9, -2.4, -2.9)).into();
+        }
+        let filter: Vec<Filter> = (0..m)
+            .map(|i| {
+                if i % 7 == 2 {
+                    Filter::Fixed
+                } else {
+                    Filter::Free
+                }
+            })
+            .collect();
+        let mut ic = IncompleteCholesky::new();
+        let replaced = ic.factor(&a, &filter, 1.0);
+        let want = reference(&ic, &a, &filter, 1.0);
+        assert!(replaced > 1);
+        assert_eq!(replaced, want.4);
+        check(&ic, &want, "chain");
     }
 
     /// The twisted order (an index cut's B descending, so that A and B both end at the

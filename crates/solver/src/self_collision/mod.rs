@@ -40,7 +40,7 @@ mod topology;
 
 pub use contact::{Contact, Mobility, NormalFrom, MAX_AMPLIFICATION};
 pub use impulses::{CCD_GAP_FRACTION, REPULSION_RATE};
-pub use intersections::{count_intersections, triangles_intersect};
+pub use intersections::{count_intersections, count_intersections_serial, triangles_intersect};
 pub use narrow::CCD_TOLERANCE_FRACTION;
 pub use topology::{SelfCollisionError, SelfCollisionParams, SelfCollisionTopology};
 
