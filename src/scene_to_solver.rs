@@ -44,6 +44,7 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         air_damping: s.air_damping,
         integrator: integrator(s.integrator),
         damping_projection: s.damping_projection,
+        deflation: s.deflation,
         kang_iterations: s.kang_iterations.unwrap_or(defaults.kang_iterations),
         verlet_iterations: s.verlet_iterations.unwrap_or(defaults.verlet_iterations),
         preconditioner: match s.preconditioner {
@@ -291,6 +292,10 @@ mod tests {
         assert_eq!(
             clothbake_io::Settings::default().damping_projection,
             SimSettings::default().damping_projection
+        );
+        assert_eq!(
+            clothbake_io::Settings::default().deflation,
+            SimSettings::default().deflation
         );
     }
 

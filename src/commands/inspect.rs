@@ -109,6 +109,7 @@ fn inspect_scene(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()>
             .map_or("auto", |p| p.name()),
     );
     info.add("damping_projection", scene.file.settings.damping_projection);
+    info.add("deflation", scene.file.settings.deflation);
     let garments: Vec<Value> = scene
         .garments
         .iter()

@@ -304,6 +304,10 @@ pub struct Settings {
     /// Cloth–cloth contacts as implicit normal damping inside the solve (dimensionless β >= 0,
     /// 0 = off: only the repulsion after the solve); `None`: the solver's default (4).
     pub self_contact_damping: Option<f32>,
+    /// Deflate the translations of vertex aggregates inside the IC(0) solve (a coarse system
+    /// solved exactly; `clothbake_solver::linalg::deflation`); default true.
+    #[serde(default = "default_true")]
+    pub deflation: bool,
 }
 
 /// Default `scene.air_damping` (kg/(m²·s)): the solver's default (`clothbake_solver::DEFAULT_AIR_DAMPING`,
@@ -340,6 +344,7 @@ impl Default for Settings {
             verlet_iterations: None,
             preconditioner: None,
             self_contact_damping: None,
+            deflation: true,
         }
     }
 }

@@ -134,6 +134,7 @@ fn run() {
                 velocity_floor: 0.0,
                 preconditioner: Preconditioner::IncompleteCholesky,
                 first_shift: 0,
+                deflation: false,
             },
         );
         cg_it = cg_it.min(t.elapsed().as_secs_f64() / res.iterations.max(1) as f64);

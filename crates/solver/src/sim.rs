@@ -122,6 +122,9 @@ pub struct SimSettings {
     /// from the rest mesh ([`crate::linalg::choice::resolve`]); [`Simulation::settings`] shows the
     /// choice.
     pub preconditioner: Preconditioner,
+    /// Deflate the translations of vertex aggregates on a coarse system inside the IC(0) solve
+    /// ([`crate::linalg::deflation`]; default on): far fewer CG iterations on garments.
+    pub deflation: bool,
     /// Find the cloth–cloth proximity contacts of a substep on another thread while its linear
     /// solve runs, when the solve is small enough to run on one thread (default on). The result
     /// is the same to the bit either way; off, they are found after the solve. With
@@ -184,6 +187,7 @@ impl Default for SimSettings {
             air_damping: DEFAULT_AIR_DAMPING,
             strain_limit: DEFAULT_STRAIN_LIMIT,
             preconditioner: Preconditioner::default(),
+            deflation: true,
             proximity_ahead: true,
             integrator: Integrator::default(),
             damping_projection: false,

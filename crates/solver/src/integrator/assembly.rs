@@ -686,6 +686,7 @@ mod tests {
                     velocity_floor: 0.0,
                     preconditioner,
                     first_shift: 0,
+                    deflation: false,
                 };
                 let cg = Mpcg::new().solve(&problem, &mut dv, settings);
                 assert!(cg.converged, "{preconditioner:?}");

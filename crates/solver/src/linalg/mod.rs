@@ -4,6 +4,7 @@
 pub mod amg;
 pub mod block_sparse;
 pub mod choice;
+pub mod deflation;
 pub mod dissection;
 pub mod ic_shift;
 pub mod incomplete_cholesky;

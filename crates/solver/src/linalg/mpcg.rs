@@ -6,6 +6,7 @@
 
 use super::amg::Amg;
 use super::block_sparse::BlockMatrix;
+use super::deflation::{Deflation, DEFLATE_FROM};
 use super::ic_shift::IC_SHIFTS;
 use super::incomplete_cholesky::{IncompleteCholesky, SPLIT_FROM};
 use super::reduce::{dot, for_each_indexed, for_each_indexed_if, Partials, CHUNK};
@@ -143,6 +144,9 @@ pub struct CgSettings {
     /// Index into [`IC_SHIFTS`] of the first diagonal shift IC(0) tries
     /// ([`super::ic_shift::ShiftMemory`]; 0 = the unshifted factor first).
     pub first_shift: u8,
+    /// Deflate the aggregates' translations on a coarse system ([`Deflation`]) when the
+    /// preconditioner is IC(0) and the system has at least [`DEFLATE_FROM`] vertices.
+    pub deflation: bool,
 }
 
 /// The constrained system S·A·x = S·b, (I−S)·x = (I−S)·z.
@@ -249,7 +253,8 @@ impl Factor {
         uh: &mut [Vec3A],
         x: &mut [Vec3],
         p: &mut [Vec3A],
-        step: &(impl Fn(&mut (&mut [Vec3], &mut [Vec3A]), usize, usize, Vec3A) + Sync),
+        (part_lo, part_hi): (&mut [f64], &mut [f64]),
+        step: &(impl Fn(&mut Side, usize, usize, Vec3A) + Sync),
     ) -> bool {
         let m = match self.kind {
             Preconditioner::IncompleteCholesky => match self.ic.order().cut() {
@@ -266,8 +271,8 @@ impl Factor {
         self.ic
             .backward_each(
                 uh,
-                (0, (x_lo, p_lo)),
-                (m, (x_hi, p_hi)),
+                (0, (x_lo, p_lo, part_lo)),
+                (m, (x_hi, p_hi, part_hi)),
                 |(first, side), k, h| step(side, *first, k, h),
             )
             .is_some()
@@ -325,10 +330,19 @@ impl Factor {
     }
 }
 
+/// A deflated solve whose δ = rᵀP⁻¹r rises this far above its smallest value has diverged
+/// ([`Mpcg::solve`]); CG's δ is not monotone, but it rises by a few times at most.
+const DIVERGED: f64 = 100.0;
+
 /// Most rows per range of the parallel product s = A·p: a multiple of [`CHUNK`], small enough to
 /// balance two threads on a ~10k-vertex mesh, large against the bandwidth (the transposed products
 /// from rows before a range are gathered, the rest scattered; see [`BlockMatrix::mul_rows`]).
 const PRODUCT_ROWS: usize = 4 * CHUNK;
+
+/// One side of [`Factor::backward_each`]'s split: x and p from the side's first vertex on, and
+/// the side's partial restriction of a deflated solve ([`Deflation::side_sums`]; empty
+/// otherwise).
+type Side<'a> = (&'a mut [Vec3], &'a mut [Vec3A], &'a mut [f64]);
 
 /// Rows per range of the product on an n-row system: [`PRODUCT_ROWS`], or half the rows (in whole
 /// [`CHUNK`]s) if that is less, so a small system still gives both cores a range. Any split gives
@@ -353,6 +367,8 @@ pub struct Mpcg {
     partials: Partials,
     /// The factor's row order for this solve ([`Factor::perm`]).
     order: Vec<u32>,
+    /// The coarse correction, when on ([`CgSettings::deflation`]).
+    deflation: Deflation,
 }
 
 impl Mpcg {
@@ -400,6 +416,12 @@ impl Mpcg {
         );
         // The passes before the first iteration on both cores where the iterations' are.
         let par = self.factor.par;
+        let mut deflate = settings.deflation
+            && self.factor.kind == Preconditioner::IncompleteCholesky
+            && n >= DEFLATE_FROM;
+        if deflate {
+            self.deflation.build(a, filter);
+        }
         // Warm start: x = S x_prev + (I − S) z.
         for_each_indexed_if(par, x, |i, x| *x = filter[i].combine(*x, z[i]));
         // r and the preconditioner's vectors are in the factor's row order: row l is vertex
@@ -451,8 +473,17 @@ impl Mpcg {
                 ic_shift,
             };
         }
-        // r = S(b − A x), δ = rᵀP⁻¹r (forward half of P⁻¹r in h).
-        {
+        // r = S(b − A x), deflated: r − ÃZ·E⁻¹·Zᵀr ([`Deflation`]); δ = rᵀP⁻¹r (forward half
+        // of P⁻¹r in h).
+        if deflate {
+            let xs: &[Vec3] = x;
+            for_each_indexed_if(par, &mut self.s, |i, s| {
+                *s = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
+            });
+            self.deflation.start(par, &mut self.s, filter, x);
+            let s_vec = &self.s;
+            for_each_indexed_if(par, &mut self.r, |l, r| *r = s_vec[orig(l)]);
+        } else {
             let xs: &[Vec3] = x;
             for_each_indexed_if(par, &mut self.r, |l, r| {
                 let i = orig(l);
@@ -464,6 +495,8 @@ impl Mpcg {
             .delta(&mut self.r, None, &mut self.h, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
         let mut it = 0;
+        // The smallest δ so far: the deflated recurrence guards against divergence below.
+        let mut delta_min = delta;
         // β of the next direction update; None: p = S·h (the first direction).
         let mut beta: Option<f32> = None;
         // α of the last iteration, whose x += α·p is still to be done (with the next p update).
@@ -474,30 +507,50 @@ impl Mpcg {
             }
             // (1) h = P⁻¹r (backward half); x += α·p (the last α), p = S(h + βp), as each hᵢ is
             // final where the factor's order allows ([`IncompleteCholesky::backward_each`]),
-            // else in a pass of its own.
-            let step =
-                |(x, p): &mut (&mut [Vec3], &mut [Vec3A]), first: usize, k: usize, h: Vec3A| {
-                    let (x, p) = (&mut x[k], &mut p[k]);
-                    if let Some(alpha) = pending {
-                        *x += alpha * Vec3::from(*p);
-                    }
-                    let d = match beta {
-                        Some(beta) => h + beta * *p,
-                        None => h,
-                    };
-                    *p = filter[first + k].apply_a(d);
+            // else in a pass of its own. Deflated ([`Deflation`]), the stored p is p' and the
+            // direction p = p' − S·Z·y with y = E⁻¹·(ÃZ)ᵀh of the same h, so that every direction
+            // is Ã-orthogonal to the aggregates' translations: (ÃZ)ᵀh is summed here as each hᵢ is
+            // final, the correction applied wherever p is read (below and in (2)).
+            let (view, (part_lo, part_hi)) = self.deflation.side_sums(deflate);
+            let step = |(x, p, part): &mut Side, first: usize, k: usize, h: Vec3A| {
+                let i = first + k;
+                let (x, p) = (&mut x[k], &mut p[k]);
+                let p_old = if deflate {
+                    *p - filter[i].apply_a(view.coarse_at(i))
+                } else {
+                    *p
                 };
-            if !self
-                .factor
-                .backward_each(&mut self.h, x, &mut self.p, &step)
-            {
+                if let Some(alpha) = pending {
+                    *x += alpha * Vec3::from(p_old);
+                }
+                let d = match beta {
+                    Some(beta) => h + beta * p_old,
+                    None => h,
+                };
+                *p = filter[i].apply_a(d);
+                if deflate {
+                    view.restrict_row(i, h, part);
+                }
+            };
+            let fused = self.factor.backward_each(
+                &mut self.h,
+                x,
+                &mut self.p,
+                (&mut part_lo[..], &mut part_hi[..]),
+                &step,
+            );
+            if !fused {
                 let (h, pos) = (&self.h, self.factor.positions());
                 let update = |(i, (x, p)): (usize, (&mut Vec3, &mut Vec3A))| {
                     let hi = match pos {
                         Some(pos) => h[pos[i] as usize],
                         None => h[i],
                     };
-                    let mut one = (std::slice::from_mut(x), std::slice::from_mut(p));
+                    let mut one = (
+                        std::slice::from_mut(x),
+                        std::slice::from_mut(p),
+                        &mut [][..],
+                    );
                     step(&mut one, i, 0, hi);
                 };
                 if par {
@@ -514,8 +567,17 @@ impl Mpcg {
                 }
             }
             pending = None;
+            if deflate {
+                // y = E⁻¹·(ÃZ)ᵀh: from the sweep's two sides, or (no fused sweep) in a pass.
+                if fused {
+                    self.deflation.solve_sides();
+                } else {
+                    let pos = self.factor.positions();
+                    self.deflation.project_direction(par, &self.h, pos);
+                }
+            }
             // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
-            let (p, fixed) = (&self.p, &self.fixed);
+            let (p, fixed, defl) = (&self.p, &self.fixed, &self.deflation);
             let parts = self.partials.prepare(n);
             // Row ranges of product_rows(n), each a slice of the serial one-pass product (same bits
             // whichever thread runs it, and the same as the serial pass).
@@ -525,7 +587,14 @@ impl Mpcg {
                 let mut acc = 0.0f64;
                 a.mul_rows_skipping(first, p, sk, fixed, |i, s| {
                     *s = filter[i].apply_a(*s);
-                    acc += p[i].as_dvec3().dot(s.as_dvec3());
+                    let pi = if deflate {
+                        // Ã·(p' − S·Z·y) = Ã·p' − ÃZ·y.
+                        *s -= defl.az_row(i);
+                        p[i] - filter[i].apply_a(defl.coarse_at(i))
+                    } else {
+                        p[i]
+                    };
+                    acc += pi.as_dvec3().dot(s.as_dvec3());
                     if (i + 1) % CHUNK == 0 || i + 1 == n {
                         pk[(i - first) / CHUNK] = acc;
                         acc = 0.0;
@@ -561,10 +630,39 @@ impl Mpcg {
             );
             beta = Some((delta / old) as f32);
             it += 1;
+            if deflate && delta > DIVERGED * delta_min {
+                // Deflated CG run on after its residual reached the rounding of the coarse
+                // projection (far below any bake's tolerance: a 64×64 membrane at 1e-6) can grow
+                // without bound; go on from here with the plain iteration instead.
+                let (p, defl) = (&self.p, &self.deflation);
+                for_each_indexed_if(par, x, |i, x| {
+                    let pi = p[i] - filter[i].apply_a(defl.coarse_at(i));
+                    *x += alpha * Vec3::from(pi)
+                });
+                pending = None;
+                beta = None;
+                deflate = false;
+                let xs: &[Vec3] = x;
+                for_each_indexed_if(par, &mut self.r, |l, r| {
+                    let i = orig(l);
+                    *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
+                });
+                delta = self
+                    .factor
+                    .delta(&mut self.r, None, &mut self.h, &mut self.partials);
+            }
+            delta_min = delta_min.min(delta);
         }
         if let Some(alpha) = pending {
-            let p = &self.p;
-            for_each_indexed_if(par, x, |i, x| *x += alpha * Vec3::from(p[i]));
+            let (p, defl) = (&self.p, &self.deflation);
+            for_each_indexed_if(par, x, |i, x| {
+                let pi = if deflate {
+                    p[i] - filter[i].apply_a(defl.coarse_at(i))
+                } else {
+                    p[i]
+                };
+                *x += alpha * Vec3::from(pi)
+            });
         }
         let finite = delta.is_finite();
         CgResult {
@@ -675,6 +773,7 @@ mod tests {
                 velocity_floor: 0.0,
                 preconditioner,
                 first_shift: 0,
+                deflation: false,
             },
         );
         assert!(res.converged, "{res:?}");
@@ -755,6 +854,7 @@ mod tests {
                         velocity_floor: 0.0,
                         preconditioner: Preconditioner::IncompleteCholesky,
                         first_shift: 0,
+                        deflation: false,
                     },
                 );
                 (res, x)
@@ -810,6 +910,7 @@ mod tests {
                 velocity_floor: 0.0,
                 preconditioner,
                 first_shift: 0,
+                deflation: false,
             },
         );
         let second = cg.solve(
@@ -829,6 +930,7 @@ mod tests {
                 velocity_floor: 0.0,
                 preconditioner,
                 first_shift: 0,
+                deflation: false,
             },
         );
         assert!(first.iterations > 3);
@@ -870,6 +972,7 @@ mod amg_iterations {
                 velocity_floor: 0.0,
                 preconditioner: pc,
                 first_shift: 0,
+                deflation: false,
             },
         );
         assert!(res.converged, "{res:?}");
@@ -949,6 +1052,7 @@ mod amg_iterations {
                         velocity_floor: 0.0,
                         preconditioner: Preconditioner::IncompleteCholesky,
                         first_shift: 0,
+                        deflation: false,
                     },
                 );
                 assert!(res.converged, "{res:?}");

@@ -90,9 +90,12 @@ pub(crate) fn run(
     }
     // Once per call, from the solve that counts: whether the damping was deferred (and the
     // solve repeated) may depend on the workspace, the shift that holds for the system solved
-    // does not.
+    // and its iteration count (whether the next solve deflates) do not.
     if let Some(used) = cg.ic_shift {
         state.controller.ic_shift.note(used);
+        let deflated = settings.deflation && state.controller.deflate;
+        state.controller.deflate =
+            settings.deflation && crate::linalg::deflation::deflate_next(deflated, cg.iterations);
     }
     Solved {
         cg,
@@ -129,6 +132,7 @@ fn solve_once(
             .auto_preconditioner
             .active(settings.preconditioner),
         first_shift: state.controller.ic_shift.first,
+        deflation: settings.deflation && state.controller.deflate,
     };
     // AIMEX: the vertices with only explicit elements are solved directly and prescribed.
     let decoupled = settings.integrator == Integrator::Aimex && {
