@@ -26,10 +26,10 @@
 //!
 //! IC(0) leaves the long waves of the membrane to the CG; the aggregates' translations take them
 //! out (a falling sheet's solve needs no iteration at all). Measured on the bench garments (CG
-//! iterations per substep, one bake each, BENCHMARKS.md "Deflation"): skirt-walk 53.3 → 33.1,
-//! dress-walk 39.8 → 28.2, rigged figure 47.6 → 30.3; where the solves are cheap already (the
+//! iterations per substep, one bake each, BENCHMARKS.md "Deflation"): skirt-walk 53.3 → 36.3,
+//! dress-walk 39.8 → 30.7, rigged figure 47.6 → 32.0; where the solves are cheap already (the
 //! 64×64 sheet draped on a sphere, 21 → 19 per substep with deflation on every solve) its cost
-//! outweighs the gain, which [`deflate_next`] decides per solve.
+//! outweighs the gain: [`deflate_next`] and [`worthwhile`] decide per solve.
 //!
 //! Aggregates: breadth-first groups of about [`aggregate_size`] vertices of the matrix graph,
 //! grown from seeds in vertex order (built once per pattern). E is factored every solve by an
@@ -58,23 +58,49 @@ pub fn aggregate_size(n: usize) -> usize {
 
 /// A plain IC(0) solve taking at least this many CG iterations switches the next solves to the
 /// deflated one, which stays on while it takes at least [`DEFLATE_STAY_FROM`].
-pub const DEFLATE_FROM_ITERATIONS: u32 = 25;
+pub const DEFLATE_FROM_ITERATIONS: u32 = 30;
 /// See [`DEFLATE_FROM_ITERATIONS`].
-pub const DEFLATE_STAY_FROM: u32 = 20;
+pub const DEFLATE_STAY_FROM: u32 = 24;
 
 /// Whether the next solve deflates, after one that did (`deflated`) or did not take `iterations`
-/// CG iterations. Deflation costs a coarse setup per solve (≈ 3 IC(0) iterations on a 4k-vertex
-/// sheet) and ≈ 25 % per iteration, so it pays where IC(0) alone is slow: the free-hanging
-/// garments (bpy skirt 53 → 32 iterations per substep, dress 40 → 28), not a sheet draped on a
-/// sphere, whose ~900 contacts already hold its long waves (21 → 19 iterations per substep in
-/// its draping frames, a net loss). Part of the state (`StepController::deflate`), so a resumed
-/// bake deflates the same solves.
+/// CG iterations. Deflation costs a coarse setup per solve (about three IC(0) iterations) and
+/// about 30–40 % more per iteration (the restriction in the backward sweep, the coarse
+/// correction wherever the direction is read), so it pays only where it cuts the iterations by
+/// more than about a third, where IC(0) alone is slow: the free-hanging garments (bpy skirt 53 →
+/// 36 iterations per substep, the rigged figure's skirt 48 → 32). With the thresholds 25 / 20
+/// the 16k sheet on a sphere deflated its impact solves too (24 → 19 per substep, 0.74–0.91×
+/// the speed); with 30 / 24 and [`worthwhile`] it is 1.05× (BENCHMARKS.md, "Deflation"). Part
+/// of the state (`StepController::deflate`), so a resumed bake deflates the same solves.
 pub fn deflate_next(deflated: bool, iterations: u32) -> bool {
     if deflated {
         iterations >= DEFLATE_STAY_FROM
     } else {
         iterations >= DEFLATE_FROM_ITERATIONS
     }
+}
+
+/// At most this fraction of the vertices that are not hard-pinned held by collider contacts
+/// (any filter but `Free`) for a solve to deflate.
+pub const MAX_CONTACT_FRACTION: f32 = 0.1;
+
+/// Whether deflation can pay on a system with these filters (`pinned`: the pattern's
+/// hard-pinned rows, [`super::BlockPattern::pinned`], empty for none): not where collider
+/// contacts hold a large part of the cloth (a sheet draped on a sphere: about a fifth of its
+/// vertices), whose long waves the contacts hold already (its draping frames: 21 → 19
+/// iterations per substep, while each deflated iteration costs about 40 % more).
+pub fn worthwhile(filter: &[Filter], pinned: &[bool]) -> bool {
+    let is_pinned = |i: usize| pinned.get(i).copied().unwrap_or(false);
+    let (mut free, mut held) = (0usize, 0usize);
+    for (i, f) in filter.iter().enumerate() {
+        if is_pinned(i) {
+            continue;
+        }
+        free += 1;
+        if *f != Filter::Free {
+            held += 1;
+        }
+    }
+    held as f32 <= MAX_CONTACT_FRACTION * free as f32
 }
 
 /// A relative pivot below this drops the coarse unknown.
@@ -831,6 +857,33 @@ mod tests {
             .map(|(a, b)| (*a - *b).length())
             .fold(0.0f32, f32::max);
         assert!(diff < 0.01 * scale, "{diff} of {scale}");
+    }
+
+    /// The per-solve rules: deflate after a slow plain solve, keep while it stays slow; not with
+    /// a tenth of the unpinned vertices held by contacts.
+    #[test]
+    fn deflation_is_used_where_it_pays() {
+        assert!(!deflate_next(false, DEFLATE_FROM_ITERATIONS - 1));
+        assert!(deflate_next(false, DEFLATE_FROM_ITERATIONS));
+        assert!(deflate_next(true, DEFLATE_STAY_FROM));
+        assert!(!deflate_next(true, DEFLATE_STAY_FROM - 1));
+        let plane = Filter::Plane(Vec3::Y);
+        // 100 vertices, 20 pinned (fixed, not counted), 8 or 9 of the other 80 held.
+        let mut filter = vec![Filter::Free; 100];
+        let mut pinned = vec![false; 100];
+        for i in 0..20 {
+            filter[i] = Filter::Fixed;
+            pinned[i] = true;
+        }
+        for f in filter.iter_mut().skip(20).take(8) {
+            *f = plane;
+        }
+        assert!(worthwhile(&filter, &pinned));
+        filter[28] = Filter::Fixed; // a sticking contact counts too
+        filter[29] = plane;
+        assert!(!worthwhile(&filter, &pinned));
+        // Without the pattern's pinned flags every fixed vertex counts as held.
+        assert!(!worthwhile(&filter, &[]));
     }
 
     /// Restriction in two fixed halves, row-parallel passes: the same bits on 1 and 2 threads.

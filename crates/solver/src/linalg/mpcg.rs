@@ -418,7 +418,8 @@ impl Mpcg {
         let par = self.factor.par;
         let mut deflate = settings.deflation
             && self.factor.kind == Preconditioner::IncompleteCholesky
-            && n >= DEFLATE_FROM;
+            && n >= DEFLATE_FROM
+            && super::deflation::worthwhile(filter, &a.pattern.pinned);
         if deflate {
             self.deflation.build(a, filter);
         }
