@@ -26,8 +26,8 @@
 //!
 //! IC(0) leaves the long waves of the membrane to the CG; the aggregates' translations take them
 //! out (a falling sheet's solve needs no iteration at all). Measured on the bench garments (CG
-//! iterations per substep, one bake each, BENCHMARKS.md "Deflation"): skirt-walk 53.3 → 36.3,
-//! dress-walk 39.8 → 30.7, rigged figure 47.6 → 32.0; where the solves are cheap already (the
+//! iterations per substep, one bake each, BENCHMARKS.md "Deflation"): skirt-walk 53.3 → 33.1,
+//! dress-walk 39.8 → 28.2, rigged figure 47.6 → 30.2; where the solves are cheap already (the
 //! 64×64 sheet draped on a sphere, 21 → 19 per substep with deflation on every solve) its cost
 //! outweighs the gain: [`deflate_next`] and [`worthwhile`] decide per solve.
 //!
@@ -58,19 +58,19 @@ pub fn aggregate_size(n: usize) -> usize {
 
 /// A plain IC(0) solve taking at least this many CG iterations switches the next solves to the
 /// deflated one, which stays on while it takes at least [`DEFLATE_STAY_FROM`].
-pub const DEFLATE_FROM_ITERATIONS: u32 = 30;
+pub const DEFLATE_FROM_ITERATIONS: u32 = 25;
 /// See [`DEFLATE_FROM_ITERATIONS`].
-pub const DEFLATE_STAY_FROM: u32 = 24;
+pub const DEFLATE_STAY_FROM: u32 = 20;
 
 /// Whether the next solve deflates, after one that did (`deflated`) or did not take `iterations`
 /// CG iterations. Deflation costs a coarse setup per solve (about three IC(0) iterations) and
 /// about 30–40 % more per iteration (the restriction in the backward sweep, the coarse
 /// correction wherever the direction is read), so it pays only where it cuts the iterations by
 /// more than about a third, where IC(0) alone is slow: the free-hanging garments (bpy skirt 53 →
-/// 36 iterations per substep, the rigged figure's skirt 48 → 32). With the thresholds 25 / 20
-/// the 16k sheet on a sphere deflated its impact solves too (24 → 19 per substep, 0.74–0.91×
-/// the speed); with 30 / 24 and [`worthwhile`] it is 1.05× (BENCHMARKS.md, "Deflation"). Part
-/// of the state (`StepController::deflate`), so a resumed bake deflates the same solves.
+/// 33 iterations per substep, the rigged figure's skirt 48 → 30). Without [`worthwhile`] the
+/// 16k sheet on a sphere deflated its draping solves too: 163 (27) instead of 136 (20) substeps,
+/// 0.74× the speed; with it 1.02× (BENCHMARKS.md, "Deflation"). Part of the state
+/// (`StepController::deflate`), so a resumed bake deflates the same solves.
 pub fn deflate_next(deflated: bool, iterations: u32) -> bool {
     if deflated {
         iterations >= DEFLATE_STAY_FROM
