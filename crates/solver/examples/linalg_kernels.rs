@@ -9,13 +9,10 @@
 //!
 //! `cargo run --release -p clothbake-solver --example linalg_kernels -- 256 [rounds]`
 
-use clothbake_solver::constraints::Constraints;
-use clothbake_solver::fixtures::sheet;
-use clothbake_solver::integrator::{Assembly, StepInputs};
+use clothbake_solver::fixtures::wrinkled_sheet_system;
 use clothbake_solver::linalg::{
     CgSettings, Filter, IncompleteCholesky, Mpcg, Preconditioner, Problem,
 };
-use clothbake_solver::Model;
 use glam::{Vec3, Vec3A};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -32,34 +29,10 @@ fn run() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(256);
     let rounds: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(200);
-    let mut g = sheet("sheet", n, 1.0, 0.0);
-    // Wrinkles, so bending and shear are active.
-    for p in g.positions.iter_mut() {
-        p.y = 0.01 * (p.x * 40.0).sin() * (p.z * 23.0).cos();
-    }
-    let model = Model::new(&[g]).expect("model");
-    let nv = model.vertex_count();
-    let mut asm = Assembly::new(&model);
-    let mut cons = Constraints::default();
-    cons.begin(nv);
-    // Stretched 1 %, so the membrane is under tension.
+    // Wrinkled (bending and shear active), stretched 1 % (under tension), falling.
+    let (model, a) = wrinkled_sheet_system(n);
+    let (nv, a) = (model.vertex_count(), &a);
     let x0: Vec<Vec3> = model.initial_positions.iter().map(|&p| p * 1.01).collect();
-    let v0: Vec<Vec3> = (0..nv)
-        .map(|i| Vec3::new(0.0, -0.3 + 0.01 * (i % 7) as f32, 0.0))
-        .collect();
-    let inputs = StepInputs {
-        x0: &x0,
-        v0: &v0,
-        h: 1.0 / 120.0,
-        gravity: Vec3::new(0.0, -9.81, 0.0),
-        wind: None,
-        air_damping: 0.0,
-        explicit_triangles: &[],
-        explicit_hinges: &[],
-        skip_pinned: false,
-    };
-    asm.assemble(&model, &inputs, &cons);
-    let a = &asm.matrix;
     let p: Vec<Vec3A> = (0..nv)
         .map(|i| Vec3A::new((i as f32).sin(), (i as f32 * 0.3).cos(), 0.5))
         .collect();

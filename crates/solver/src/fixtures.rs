@@ -180,3 +180,37 @@ pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
         .expect("thread pool")
         .install(f)
 }
+
+/// An assembled cotton system of an n×n [`sheet`] with wrinkles (so bending and shear are active),
+/// stretched 1 % (the membrane under tension) and falling at about 0.3 m/s, at h = 1/120 s: a
+/// real matrix for the linear-solve kernels' benches and tests. Returns the model and A.
+pub fn wrinkled_sheet_system(n: usize) -> (crate::Model, crate::linalg::BlockMatrix) {
+    use crate::constraints::Constraints;
+    use crate::integrator::{Assembly, StepInputs};
+    let mut g = sheet("sheet", n, 1.0, 0.0);
+    for p in g.positions.iter_mut() {
+        p.y = 0.01 * (p.x * 40.0).sin() * (p.z * 23.0).cos();
+    }
+    let model = crate::Model::new(&[g]).expect("a sheet is a valid model");
+    let nv = model.vertex_count();
+    let mut asm = Assembly::new(&model);
+    let mut cons = Constraints::default();
+    cons.begin(nv);
+    let x0: Vec<Vec3> = model.initial_positions.iter().map(|&p| p * 1.01).collect();
+    let v0: Vec<Vec3> = (0..nv)
+        .map(|i| Vec3::new(0.0, -0.3 + 0.01 * (i % 7) as f32, 0.0))
+        .collect();
+    let inputs = StepInputs {
+        x0: &x0,
+        v0: &v0,
+        h: 1.0 / 120.0,
+        gravity: Vec3::new(0.0, -9.81, 0.0),
+        wind: None,
+        air_damping: 0.0,
+        explicit_triangles: &[],
+        explicit_hinges: &[],
+        skip_pinned: false,
+    };
+    asm.assemble(&model, &inputs, &cons);
+    (model, asm.matrix)
+}

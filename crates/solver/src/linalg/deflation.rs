@@ -673,7 +673,7 @@ impl Deflation {
 #[cfg(test)]
 mod tests {
     use super::super::amg::tests::membrane;
-    use super::super::mpcg::{CgResult, CgSettings, Mpcg, Preconditioner, Problem};
+    use super::super::mpcg::{solve_from_zero, CgResult, CgSettings, Preconditioner};
     use super::*;
 
     /// The 64×64 membrane of the AMG tests hanging from its first row, with a band of vertices
@@ -696,19 +696,12 @@ mod tests {
         let b: Vec<Vec3> = (0..n)
             .map(|i| Vec3::new(0.3, -1.0, 0.5 + (i % 7) as f32 * 0.1) * mass[i])
             .collect();
-        let z = vec![Vec3::ZERO; n];
-        let mut x = vec![Vec3::ZERO; n];
-        let res = Mpcg::new().solve(
-            &Problem {
-                a: &a,
-                b: &b,
-                filter: &filter,
-                z: &z,
-                mass: &mass,
-                positions: &positions,
-                rest: &positions,
-            },
-            &mut x,
+        let (res, x) = solve_from_zero(
+            &a,
+            &filter,
+            &positions,
+            &b,
+            &mass,
             CgSettings {
                 tolerance,
                 max_iterations: 2000,
@@ -915,19 +908,12 @@ mod tests {
         let b: Vec<Vec3> = (0..n)
             .map(|i| Vec3::new(0.0, -9.81, 0.0) * mass[i])
             .collect();
-        let z = vec![Vec3::ZERO; n];
-        let mut x = vec![Vec3::ZERO; n];
-        let res = Mpcg::new().solve(
-            &Problem {
-                a: &a,
-                b: &b,
-                filter: &filter,
-                z: &z,
-                mass: &mass,
-                positions: &positions,
-                rest: &positions,
-            },
-            &mut x,
+        let (res, x) = solve_from_zero(
+            &a,
+            &filter,
+            &positions,
+            &b,
+            &mass,
             CgSettings {
                 tolerance: 1e-4,
                 max_iterations: 2000,

@@ -906,37 +906,9 @@ mod tests {
     /// (replaced by `factor`).
     #[test]
     fn factor_matches_the_reference_to_the_bit() {
-        use crate::constraints::Constraints;
-        use crate::fixtures::sheet;
-        use crate::integrator::{Assembly, StepInputs};
-        use crate::Model;
         let nx = 40;
-        let mut g = sheet("sheet", nx, 1.0, 0.0);
-        for p in g.positions.iter_mut() {
-            p.y = 0.01 * (p.x * 40.0).sin() * (p.z * 23.0).cos();
-        }
-        let model = Model::new(&[g]).unwrap();
-        let n = model.vertex_count();
-        let mut asm = Assembly::new(&model);
-        let mut cons = Constraints::default();
-        cons.begin(n);
-        let x0: Vec<Vec3> = model.initial_positions.iter().map(|&p| p * 1.01).collect();
-        let v0: Vec<Vec3> = (0..n)
-            .map(|i| Vec3::new(0.0, -0.3 + 0.01 * (i % 7) as f32, 0.0))
-            .collect();
-        let inputs = StepInputs {
-            x0: &x0,
-            v0: &v0,
-            h: 1.0 / 120.0,
-            gravity: Vec3::new(0.0, -9.81, 0.0),
-            wind: None,
-            air_damping: 0.0,
-            explicit_triangles: &[],
-            explicit_hinges: &[],
-            skip_pinned: false,
-        };
-        asm.assemble(&model, &inputs, &cons);
-        let a = &asm.matrix;
+        let (model, a) = crate::fixtures::wrinkled_sheet_system(nx);
+        let (n, a) = (model.vertex_count(), &a);
         // A fixed edge, a fixed patch inside, plane and line filters scattered.
         let filter: Vec<Filter> = (0..n)
             .map(|i| {

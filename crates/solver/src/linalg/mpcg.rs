@@ -680,6 +680,32 @@ impl Mpcg {
     }
 }
 
+/// Tests: MPCG on `a` from x = 0 with z = 0 (the membranes of [`super::amg`]'s tests), the
+/// rest shape `positions`; the result and the solution.
+#[cfg(test)]
+pub(crate) fn solve_from_zero(
+    a: &BlockMatrix,
+    filter: &[Filter],
+    positions: &[Vec3],
+    b: &[Vec3],
+    mass: &[f32],
+    settings: CgSettings,
+) -> (CgResult, Vec<Vec3>) {
+    let n = b.len();
+    let (z, mut x) = (vec![Vec3::ZERO; n], vec![Vec3::ZERO; n]);
+    let problem = Problem {
+        a,
+        b,
+        filter,
+        z: &z,
+        mass,
+        positions,
+        rest: positions,
+    };
+    let res = Mpcg::new().solve(&problem, &mut x, settings);
+    (res, x)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::block_sparse::BlockPattern;
@@ -954,19 +980,12 @@ mod amg_iterations {
         let b: Vec<Vec3> = (0..n)
             .map(|i| Vec3::new(0.3, -1.0, 0.5 + (i % 7) as f32 * 0.1) * mass[i])
             .collect();
-        let z = vec![Vec3::ZERO; n];
-        let mut x = vec![Vec3::ZERO; n];
-        let res = Mpcg::new().solve(
-            &Problem {
-                a: &a,
-                b: &b,
-                filter: &filter,
-                z: &z,
-                mass: &mass,
-                positions: &positions,
-                rest: &positions,
-            },
-            &mut x,
+        let (res, x) = super::solve_from_zero(
+            &a,
+            &filter,
+            &positions,
+            &b,
+            &mass,
             CgSettings {
                 tolerance: 3e-4,
                 max_iterations: 2000,
