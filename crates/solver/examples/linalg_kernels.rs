@@ -4,10 +4,10 @@
 //! MPCG's parallel path before 4460414), as row ranges of the one-pass product
 //! (`BlockMatrix::mul_rows`, MPCG's parallel path from 8192 vertices now) and as the serial
 //! one-pass product (below 8192); the block IC(0) factorization and its two sweeps; whole MPCG
-//! iterations (30 per solve, the factorization included). Each figure is the best single pass of
+//! iterations (30 per solve unless given, the factorization included), plain and deflated. Each figure is the best single pass of
 //! `rounds` (the least disturbed one on a shared machine). Runs on a pool thread, as a bake does.
 //!
-//! `cargo run --release -p clothbake-solver --example linalg_kernels -- 256 [rounds]`
+//! `cargo run --release -p clothbake-solver --example linalg_kernels -- 256 [rounds] [iterations]`
 
 use clothbake_solver::fixtures::wrinkled_sheet_system;
 use clothbake_solver::linalg::{
@@ -29,6 +29,7 @@ fn run() {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(256);
     let rounds: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(200);
+    let iterations: u32 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(30);
     // Wrinkled (bending and shear active), stretched 1 % (under tension), falling.
     let (model, a) = wrinkled_sheet_system(n);
     let (nv, a) = (model.vertex_count(), &a);
@@ -42,6 +43,7 @@ fn run() {
     let mut ranges = f64::MAX;
     let mut serial = f64::MAX;
     let mut cg_it = f64::MAX;
+    let mut cg_defl = f64::MAX;
     let filter = vec![Filter::Free; nv];
     let z = vec![Vec3::ZERO; nv];
     // Gravity impulse m·g·h, as in free fall.
@@ -88,40 +90,43 @@ fn run() {
         let t = Instant::now();
         ic.backward(&mut u);
         bwd = bwd.min(t.elapsed().as_secs_f64());
-        let mut x = vec![Vec3::ZERO; nv];
-        let t = Instant::now();
-        let res = mpcg.solve(
-            &Problem {
-                a,
-                b: &b,
-                filter: &filter,
-                z: &z,
-                mass: &model.mass,
-                positions: &x0,
-                rest: &model.rest_positions,
-            },
-            &mut x,
-            CgSettings {
-                tolerance: 1e-12,
-                max_iterations: 30,
-                velocity_floor: 0.0,
-                preconditioner: Preconditioner::IncompleteCholesky,
-                first_shift: 0,
-                deflation: false,
-            },
-        );
-        cg_it = cg_it.min(t.elapsed().as_secs_f64() / res.iterations.max(1) as f64);
+        for (deflation, best) in [(false, &mut cg_it), (true, &mut cg_defl)] {
+            let mut x = vec![Vec3::ZERO; nv];
+            let t = Instant::now();
+            let res = mpcg.solve(
+                &Problem {
+                    a,
+                    b: &b,
+                    filter: &filter,
+                    z: &z,
+                    mass: &model.mass,
+                    positions: &x0,
+                    rest: &model.rest_positions,
+                },
+                &mut x,
+                CgSettings {
+                    tolerance: 1e-12,
+                    max_iterations: iterations,
+                    velocity_floor: 0.0,
+                    preconditioner: Preconditioner::IncompleteCholesky,
+                    first_shift: 0,
+                    deflation,
+                },
+            );
+            *best = best.min(t.elapsed().as_secs_f64() / res.iterations.max(1) as f64);
+        }
     }
     let ns = |t: f64| t * 1e9 / nv as f64;
     println!(
         "{n}x{n} ({nv} vertices, {} upper blocks), {} threads, best of {rounds}: ns per vertex: \
-         product gather {:.1}, row ranges {:.1}, serial {:.1}; MPCG iteration (incl. factor/30) {:.1}; IC factor {:.1}, forward {:.1}, backward {:.1}",
+         product gather {:.1}, row ranges {:.1}, serial {:.1}; MPCG iteration (incl. setup/{iterations}) {:.1}, deflated {:.1}; IC factor {:.1}, forward {:.1}, backward {:.1}",
         a.off.len(),
         rayon::current_num_threads(),
         ns(gather),
         ns(ranges),
         ns(serial),
         ns(cg_it),
+        ns(cg_defl),
         ns(factor),
         ns(fwd),
         ns(bwd)

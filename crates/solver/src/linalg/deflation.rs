@@ -12,15 +12,18 @@
 //! free):
 //! - the start x₀ gets x₀ + Z·E⁻¹·Zᵀr₀, so its residual r₀ − ÃZ·E⁻¹·Zᵀr₀ is orthogonal to Z
 //!   ([`Deflation::start`]);
-//! - every search direction is made Ã-orthogonal to Z, p = S·(h − Z·E⁻¹·(ÃZ)ᵀh + β·p) with h
-//!   the IC(0)-preconditioned residual, so every product Ã·p, and with it every residual, stays
-//!   orthogonal to Z: the CG works on the complement of the coarse space only, and its stopping
-//!   rule (in IC(0)'s norm, as without deflation) is on the true residual.
+//! - every search direction is made Ã-orthogonal to Z, p = p' − Z·E⁻¹·Zᵀ·Ã·p' with
+//!   p' = S·(h + β·p), h the IC(0)-preconditioned residual, so every product Ã·p, and with it
+//!   every residual, stays orthogonal to Z: the CG works on the complement of the coarse space
+//!   only, and its stopping rule (in IC(0)'s norm, as without deflation) is on the true residual.
+//!   Saad et al. project h with (ÃZ)ᵀh; that equals ZᵀÃp' as long as the last direction is
+//!   Ã-orthogonal to Z, and ZᵀÃp' makes this direction so to its own rounding.
 //!
-//! In MPCG the restriction (ÃZ)ᵀh is summed inside the IC(0) backward sweep as each hᵢ is final,
-//! and the coarse correction of p is applied where p is read (the next sweep's update and the
-//! product's rows: Ã·(p' − S·Z·y) = Ã·p' − ÃZ·y): per iteration one coarse solve and a few
-//! block products per row, no pass of their own. A deflated recurrence run on below the rounding
+//! In MPCG the restriction Zᵀs' of the product s' = Ã·p' is summed in the product's pass (per
+//! row range, three adds per row), pᵀs = p'ᵀs' − (Zᵀs')ᵀ·y needs no pass of its own, and the
+//! coarse corrections are applied where p and s are read: p = p' − S·Z·y in the next backward
+//! sweep's update, s = s' − ÃZ·y in the forward sweep's residual update: per iteration one coarse
+//! solve and one block product per aggregate a row sees. A deflated recurrence run on below the rounding
 //! of the coarse projection can diverge (a 64×64 membrane at tolerance 1e-6, beyond what the f32
 //! vectors resolve): MPCG then goes on without deflation from where it is.
 //!
@@ -64,9 +67,8 @@ pub const DEFLATE_STAY_FROM: u32 = 20;
 
 /// Whether the next solve deflates, after one that did (`deflated`) or did not take `iterations`
 /// CG iterations. Deflation costs a coarse setup per solve (about three IC(0) iterations) and
-/// about 30–40 % more per iteration (the restriction in the backward sweep, the coarse
-/// correction wherever the direction is read), so it pays only where it cuts the iterations by
-/// more than about a third, where IC(0) alone is slow: the free-hanging garments (bpy skirt 53 →
+/// about 20 % more per iteration (the coarse solve and the correction of the product, [`Deflation`]),
+/// so it pays only where it cuts the iterations by more than about a fifth to a third, where IC(0) alone is slow: the free-hanging garments (bpy skirt 53 →
 /// 33 iterations per substep, the rigged figure's skirt 48 → 30). Without [`worthwhile`] the
 /// 16k sheet on a sphere deflated its draping solves too: 163 (27) instead of 136 (20) substeps,
 /// 0.74× the speed; with it 1.02× (BENCHMARKS.md, "Deflation"). Part of the state
@@ -142,35 +144,22 @@ pub struct Deflation {
     halves: Vec<f64>,
 }
 
-/// What MPCG's backward sweep reads of the deflation ([`Deflation::side_sums`]).
-pub struct View<'a> {
-    agg: &'a [u32],
-    az_ptr: &'a [u32],
-    az_agg: &'a [u32],
-    az: &'a [Mat3A],
-    y: &'a [Vec3A],
+/// Per row range of a pass (MPCG's product), that range's part of a restriction Zᵀ·v: `width`
+/// values per range, added in range order by [`Deflation::solve_restricted`] (the same bits at
+/// any thread count).
+#[derive(Debug, Default, Clone)]
+pub struct RangeSums {
+    width: usize,
+    values: Vec<f64>,
 }
 
-impl View<'_> {
-    /// The last coarse solution of vertex i's aggregate ([`Deflation::coarse_at`]).
-    #[inline]
-    pub fn coarse_at(&self, i: usize) -> Vec3A {
-        self.y[self.agg[i] as usize]
-    }
-
-    /// part += (ÃZ)_iᵀ·hᵢ, per aggregate of row i (nothing into an empty `part`).
-    #[inline]
-    pub fn restrict_row(&self, i: usize, h: Vec3A, part: &mut [f64]) {
-        if part.is_empty() {
-            return;
-        }
-        for s in self.az_ptr[i] as usize..self.az_ptr[i + 1] as usize {
-            let g = 3 * self.az_agg[s] as usize;
-            let t = super::block_sparse::transpose_mul(&self.az[s], h).as_dvec3();
-            part[g] += t.x;
-            part[g + 1] += t.y;
-            part[g + 2] += t.z;
-        }
+impl RangeSums {
+    /// `ranges` zeroed slices of `width` values, one after the other.
+    pub fn prepare(&mut self, width: usize, ranges: usize) -> &mut [f64] {
+        self.width = width;
+        self.values.clear();
+        self.values.resize(width * ranges, 0.0);
+        &mut self.values
     }
 }
 
@@ -216,7 +205,15 @@ impl Fill<'_> {
             return;
         }
         let aggs = &self.az_agg[self.az_ptr[i] as usize..self.az_ptr[i + 1] as usize];
-        let at = |j: usize| aggs.partition_point(|&g| g < self.agg[j]);
+        // Most rows see one aggregate (their own): no search.
+        let single = aggs.len() == 1;
+        let at = |j: usize| {
+            if single {
+                0
+            } else {
+                aggs.partition_point(|&g| g < self.agg[j])
+            }
+        };
         // Lower blocks, untransposed, per aggregate (a vertex sees few aggregates; beyond
         // LOWER_SLOTS they are transposed one by one).
         let mut lower = [Mat3A::ZERO; LOWER_SLOTS];
@@ -238,6 +235,64 @@ impl Fill<'_> {
                 *o += l.transpose();
             }
             *o = left(si, *o);
+        }
+    }
+}
+
+/// The sums of E = ZᵀÃZ from ÃZ's rows ([`Deflation::build`]).
+struct Gather<'a> {
+    members_ptr: &'a [u32],
+    members: &'a [u32],
+    az_ptr: &'a [u32],
+    az_agg: &'a [u32],
+    az: &'a [Mat3A],
+    first: &'a [u32],
+    env_ptr: &'a [u32],
+}
+
+impl Gather<'_> {
+    /// E's rows of aggregates `aggs` (coarse rows 3·aggs.start.. in `l`, their envelope from
+    /// `env_ptr[3·aggs.start]` on): E_gb = Σ_{i ∈ g} (ÃZ)_{i,b} for b ≤ g, each aggregate's
+    /// members in ascending order, halves of the aggregates in parallel (disjoint rows, so the
+    /// same bits at any thread count).
+    fn rows(&self, aggs: std::ops::Range<usize>, l: &mut [f64]) {
+        if aggs.len() > 1
+            && self.members_ptr[aggs.end] - self.members_ptr[aggs.start] > ROWS_PER_TASK as u32
+        {
+            let mid = aggs.start + aggs.len() / 2;
+            let split = (self.env_ptr[3 * mid] - self.env_ptr[3 * aggs.start]) as usize;
+            let (lo, hi) = l.split_at_mut(split);
+            rayon::join(
+                || self.rows(aggs.start..mid, lo),
+                || self.rows(mid..aggs.end, hi),
+            );
+            return;
+        }
+        let offset = self.env_ptr[3 * aggs.start] as usize;
+        l.iter_mut().for_each(|v| *v = 0.0);
+        for g in aggs {
+            let members =
+                &self.members[self.members_ptr[g] as usize..self.members_ptr[g + 1] as usize];
+            for &i in members {
+                let i = i as usize;
+                for s in self.az_ptr[i] as usize..self.az_ptr[i + 1] as usize {
+                    let b = self.az_agg[s] as usize;
+                    if b > g {
+                        continue;
+                    }
+                    let m = self.az[s];
+                    for r in 0..3 {
+                        let row = 3 * g + r;
+                        let base = self.env_ptr[row] as usize - self.first[row] as usize - offset;
+                        for c in 0..3 {
+                            let col = 3 * b + c;
+                            if col <= row {
+                                l[base + col] += m.col(c)[r] as f64;
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -410,31 +465,17 @@ impl Deflation {
         };
         fill.rows(0..n, &mut self.az);
         // E_ab = Σ_{i ∈ a} (ÃZ)_{i,b} (S_i is already in ÃZ's rows), into the envelope.
-        self.l.iter_mut().for_each(|v| *v = 0.0);
         let k = self.members_ptr.len() - 1;
-        for g in 0..k {
-            for &i in &self.members[self.members_ptr[g] as usize..self.members_ptr[g + 1] as usize]
-            {
-                let i = i as usize;
-                for s in self.az_ptr[i] as usize..self.az_ptr[i + 1] as usize {
-                    let b = self.az_agg[s] as usize;
-                    if b > g {
-                        continue;
-                    }
-                    let m = self.az[s];
-                    for r in 0..3 {
-                        let row = 3 * g + r;
-                        let base = self.env_ptr[row] as usize - self.first[row] as usize;
-                        for c in 0..3 {
-                            let col = 3 * b + c;
-                            if col <= row {
-                                self.l[base + col] += m.col(c)[r] as f64;
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let gather = Gather {
+            members_ptr: &self.members_ptr,
+            members: &self.members,
+            az_ptr: &self.az_ptr,
+            az_agg: &self.az_agg,
+            az: &self.az,
+            first: &self.first,
+            env_ptr: &self.env_ptr,
+        };
+        gather.rows(0..k, &mut self.l);
         self.factor();
     }
 
@@ -564,43 +605,30 @@ impl Deflation {
         }
     }
 
-    /// y = E⁻¹·(ÃZ)ᵀ·h for the direction update p = S·(h − Z·y + β·p) ([`Self::coarse_at`]):
-    /// h − Z·y is Ã-orthogonal to Z (Saad, Yeung, Erhel & Guyomarc'h, "A deflated version of
-    /// the conjugate gradient algorithm", SISC 21, 2000), so every product Ã·p is too and the
-    /// residual stays orthogonal to Z without a projection of its own. `h` in the factor's row
-    /// order: vertex i is row `pos[i]` (None: row i). Sums per aggregate over the vertices in
-    /// ascending order, in two fixed halves (the same bits at any thread count).
-    pub fn project_direction(&mut self, par: bool, h: &[Vec3A], pos: Option<&[u32]>) {
-        let m = self.w_rhs.len();
-        let n = h.len();
-        let mid = n / 2;
-        let (lo, hi) = self.halves.split_at_mut(m);
-        let (az_ptr, az_agg, az) = (&self.az_ptr, &self.az_agg, &self.az);
-        let sum = |range: std::ops::Range<usize>, out: &mut [f64]| {
-            out.iter_mut().for_each(|o| *o = 0.0);
-            for i in range {
-                let hi = h[pos.map_or(i, |p| p[i] as usize)];
-                for s in az_ptr[i] as usize..az_ptr[i + 1] as usize {
-                    let g = 3 * az_agg[s] as usize;
-                    let t = super::block_sparse::transpose_mul(&az[s], hi).as_dvec3();
-                    out[g] += t.x;
-                    out[g + 1] += t.y;
-                    out[g + 2] += t.z;
-                }
-            }
-        };
-        if par {
-            rayon::join(|| sum(0..mid, lo), || sum(mid..n, hi));
-        } else {
-            sum(0..mid, lo);
-            sum(mid..n, hi);
-        }
+    /// y = E⁻¹·w for the restriction w = Zᵀ·v summed from `sums` ([`RangeSums`], width
+    /// [`Self::coarse_len`]); returns wᵀ·y (f64).
+    pub fn solve_restricted(&mut self, sums: &RangeSums) -> f64 {
         let mut rhs = std::mem::take(&mut self.w_rhs);
-        for ((w, a), b) in rhs.iter_mut().zip(lo.iter()).zip(hi.iter()) {
-            *w = a + b;
+        rhs.iter_mut().for_each(|w| *w = 0.0);
+        for range in sums.values.chunks_exact(sums.width) {
+            for (w, v) in rhs.iter_mut().zip(range) {
+                *w += v;
+            }
         }
         self.solve_coarse(&rhs);
+        let wy = rhs.iter().zip(&self.w).map(|(w, y)| w * y).sum();
         self.w_rhs = rhs;
+        wy
+    }
+
+    /// Coarse unknowns: 3 per aggregate.
+    pub fn coarse_len(&self) -> usize {
+        self.w_rhs.len()
+    }
+
+    /// Per vertex: its aggregate.
+    pub fn aggregates(&self) -> &[u32] {
+        &self.agg
     }
 
     /// (Z·y)_i before its filter: the coarse solution of vertex i's aggregate.
@@ -617,36 +645,6 @@ impl Deflation {
             acc += self.az[s] * self.y[self.az_agg[s] as usize];
         }
         acc
-    }
-
-    /// The read-only view MPCG's backward sweep uses, and the two sides' partial restrictions
-    /// (zeroed; empty when `on` is false), which each side of the sweep sums in its own row
-    /// order ([`View::restrict_row`]) and [`Self::solve_sides`] adds in a fixed order: the same
-    /// bits at any thread count.
-    pub fn side_sums(&mut self, on: bool) -> (View<'_>, (&mut [f64], &mut [f64])) {
-        let m = if on { self.w_rhs.len() } else { 0 };
-        let halves = &mut self.halves[..2 * m];
-        halves.iter_mut().for_each(|v| *v = 0.0);
-        let view = View {
-            agg: &self.agg,
-            az_ptr: &self.az_ptr,
-            az_agg: &self.az_agg,
-            az: &self.az,
-            y: &self.y,
-        };
-        (view, halves.split_at_mut(m))
-    }
-
-    /// y = E⁻¹·(lo + hi) from [`Self::side_sums`]' two sides.
-    pub fn solve_sides(&mut self) {
-        let m = self.w_rhs.len();
-        let mut rhs = std::mem::take(&mut self.w_rhs);
-        let (lo, hi) = self.halves.split_at(m);
-        for ((w, a), b) in rhs.iter_mut().zip(lo).zip(hi) {
-            *w = a + b;
-        }
-        self.solve_coarse(&rhs);
-        self.w_rhs = rhs;
     }
 
     /// v −= (ÃZ)·y for the last coarse solution y.
@@ -722,17 +720,24 @@ mod tests {
     }
 
     /// The deflated solve reaches the same solution (the true residual as small) in far fewer
-    /// iterations: measured 34 → 14 at 1e-3 and 67 → 20 at 1e-4 (IC(0) leaves the membrane's
+    /// iterations: measured 50 → 15 at 1e-3 and 67 → 20 at 1e-4 (IC(0) leaves the membrane's
     /// long waves to the CG; the aggregates' translations take them out). At 1e-6, beyond what
     /// the f32 vectors resolve (the true residual stays near 6e-4 either way), the deflated
     /// recurrence diverges after its residual reaches the projection's rounding and the solve
-    /// goes on without it: 76 against 90 iterations.
+    /// goes on without it: 71 against 90 iterations.
     #[test]
     fn deflation_solves_the_same_system_in_fewer_iterations() {
         let (_, reference, _) = solve(64, false, 1e-6);
         for (tol, most) in [(1e-3, 0.6), (1e-4, 0.6), (1e-6, 1.0)] {
             let (plain, x0, r0) = solve(64, false, tol);
             let (deflated, x1, r1) = solve(64, true, tol);
+            eprintln!(
+                "TOL {tol} plain {} deflated {} r {r0:.2e} {r1:.2e} e {:.2e} {:.2e}",
+                plain.iterations,
+                deflated.iterations,
+                energy(&x0, &reference),
+                energy(&x1, &reference)
+            );
             assert!(
                 plain.converged && deflated.converged,
                 "{plain:?} {deflated:?}"
@@ -744,8 +749,8 @@ mod tests {
                 plain.iterations
             );
             // As accurate: the error's energy norm against a 1e-6 solve, relative to the
-            // solution's (measured at 1e-3: 6.0e-4 plain, 3.5e-4 deflated; at 1e-4: 5.4e-5 and
-            // 3.8e-5). The Euclidean residual may be larger (1e-3: 5.4e-3 against 2.9e-3): the
+            // solution's (measured at 1e-3: 6.1e-4 plain, 3.4e-4 deflated; at 1e-4: 5.4e-5 and
+            // 3.9e-5). The Euclidean residual may be larger (1e-3: 5.2e-3 against 2.6e-3): the
             // stopping rule is in the preconditioner's norm, and the coarse part is exact.
             let (e0, e1) = (energy(&x0, &reference), energy(&x1, &reference));
             if tol > 1e-6 {
@@ -832,8 +837,8 @@ mod tests {
         assert!(after < 1e-5 * before, "Zᵀr̄ {after} against Zᵀr {before}");
     }
 
-    /// Below the split IC(0)'s size the sweep is not fused with the direction update and the
-    /// restriction runs in a pass of its own: the same kind of gain (measured 24×24: 31 → 16).
+    /// Below the split IC(0)'s size the sweep is not fused with the direction update, which
+    /// runs in a pass of its own: the same kind of gain (measured 24×24: 31 → 16).
     #[test]
     fn small_systems_deflate_through_the_separate_pass() {
         let (plain, x0, _) = solve(24, false, 1e-4);

@@ -446,6 +446,22 @@ impl IncompleteCholesky {
         y: &mut [Vec3A],
         dots: &mut [f64],
     ) {
+        self.forward_corrected(r, update, &|_| Vec3A::ZERO, y, dots)
+    }
+
+    /// [`Self::forward`] with rᵢ −= α·(s_k − `correction(k)`), k = `order().perm[i]` (the
+    /// original row): MPCG's deflated product s = s' − ÃZ·y, corrected where it is read
+    /// ([`super::deflation::Deflation::az_row`]). A zero correction gives [`Self::forward`]'s
+    /// bits.
+    pub fn forward_corrected(
+        &self,
+        r: &mut [Vec3A],
+        update: Option<(f32, &[Vec3A])>,
+        correction: &(impl Fn(usize) -> Vec3A + Sync),
+        y: &mut [Vec3A],
+        dots: &mut [f64],
+    ) {
+        let update = update.map(|(alpha, s)| (alpha, s, correction));
         let (pa, pb, ps) = (self.order.part(0), self.order.part(1), self.order.part(2));
         let (r_ab, r_s) = r.split_at_mut(pb.end);
         let (y_ab, y_s) = y.split_at_mut(pb.end);
@@ -473,7 +489,7 @@ impl IncompleteCholesky {
         &self,
         rows: Range<usize>,
         r: &mut [Vec3A],
-        update: Option<(f32, &[Vec3A])>,
+        update: Option<(f32, &[Vec3A], &impl Fn(usize) -> Vec3A)>,
         earlier: &[Vec3A],
         own: &mut [Vec3A],
         dots: &mut [f64],
@@ -483,8 +499,9 @@ impl IncompleteCholesky {
             let mut sum = 0.0f64;
             for l in c * CHUNK..own.len().min((c + 1) * CHUNK) {
                 let i = base + l;
-                if let Some((alpha, s)) = update {
-                    r[l] -= alpha * s[self.order.perm[i] as usize];
+                if let Some((alpha, s, correction)) = update {
+                    let k = self.order.perm[i] as usize;
+                    r[l] -= alpha * (s[k] - correction(k));
                 }
                 let mut acc = r[l];
                 // A fixed row's couplings are zero (see `fixed`).

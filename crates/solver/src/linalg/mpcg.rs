@@ -6,7 +6,7 @@
 
 use super::amg::Amg;
 use super::block_sparse::BlockMatrix;
-use super::deflation::{Deflation, DEFLATE_FROM};
+use super::deflation::{Deflation, RangeSums, DEFLATE_FROM};
 use super::ic_shift::IC_SHIFTS;
 use super::incomplete_cholesky::{IncompleteCholesky, SPLIT_FROM};
 use super::reduce::{dot, for_each_indexed, for_each_indexed_if, Partials, CHUNK};
@@ -253,7 +253,6 @@ impl Factor {
         uh: &mut [Vec3A],
         x: &mut [Vec3],
         p: &mut [Vec3A],
-        (part_lo, part_hi): (&mut [f64], &mut [f64]),
         step: &(impl Fn(&mut Side, usize, usize, Vec3A) + Sync),
     ) -> bool {
         let m = match self.kind {
@@ -271,8 +270,8 @@ impl Factor {
         self.ic
             .backward_each(
                 uh,
-                (0, (x_lo, p_lo, part_lo)),
-                (m, (x_hi, p_hi, part_hi)),
+                (0, (x_lo, p_lo)),
+                (m, (x_hi, p_hi)),
                 |(first, side), k, h| step(side, *first, k, h),
             )
             .is_some()
@@ -292,24 +291,32 @@ impl Factor {
         if self.kind == Preconditioner::Amg {
             return self.amg.quadratic(r, partials);
         }
-        self.delta(r, None, u, partials)
+        self.delta(r, None, None, u, partials)
     }
 
     /// δ = rᵀ·P⁻¹·r (f64, fixed order), leaving the forward half of P⁻¹·r in `u`: y = L⁻¹·P·r for
     /// IC, h = P⁻¹·r for the others. With `update` = (α, s), first r −= α·s (fused into the IC
-    /// forward sweep). r, u in the factor's row order ([`Factor::perm`]), s in the original.
+    /// forward sweep), s less the coarse correction ÃZ·y of `deflation` (IC only) where it is
+    /// read. r, u in the factor's row order ([`Factor::perm`]), s in the original.
     fn delta(
         &mut self,
         r: &mut [Vec3A],
         update: Option<(f32, &[Vec3A])>,
+        deflation: Option<&Deflation>,
         u: &mut [Vec3A],
         partials: &mut Partials,
     ) -> f64 {
         if self.kind == Preconditioner::IncompleteCholesky {
             let parts = partials.slots(self.ic.slots());
-            self.ic.forward(r, update, u, parts);
+            match deflation {
+                Some(d) => self
+                    .ic
+                    .forward_corrected(r, update, &|k| d.az_row(k), u, parts),
+                None => self.ic.forward(r, update, u, parts),
+            }
             return parts.iter().sum();
         }
+        debug_assert!(deflation.is_none(), "deflation is for IC(0) only");
         if let Some((alpha, s)) = update {
             for_each_indexed_if(self.par, r, |i, r| *r -= alpha * s[i]);
         }
@@ -339,10 +346,12 @@ const DIVERGED: f64 = 100.0;
 /// from rows before a range are gathered, the rest scattered; see [`BlockMatrix::mul_rows`]).
 const PRODUCT_ROWS: usize = 4 * CHUNK;
 
-/// One side of [`Factor::backward_each`]'s split: x and p from the side's first vertex on, and
-/// the side's partial restriction of a deflated solve ([`Deflation::side_sums`]; empty
-/// otherwise).
-type Side<'a> = (&'a mut [Vec3], &'a mut [Vec3A], &'a mut [f64]);
+/// A row range of MPCG's product: its index, s, its chunks' partial dot products and its part
+/// of the restriction ([`RangeSums`]).
+type ProductRange<'a> = (usize, ((&'a mut [Vec3A], &'a mut [f64]), &'a mut [f64]));
+
+/// One side of [`Factor::backward_each`]'s split: x and p from the side's first vertex on.
+type Side<'a> = (&'a mut [Vec3], &'a mut [Vec3A]);
 
 /// Rows per range of the product on an n-row system: [`PRODUCT_ROWS`], or half the rows (in whole
 /// [`CHUNK`]s) if that is less, so a small system still gives both cores a range. Any split gives
@@ -369,6 +378,8 @@ pub struct Mpcg {
     order: Vec<u32>,
     /// The coarse correction, when on ([`CgSettings::deflation`]).
     deflation: Deflation,
+    /// Per row range of the product: its part of Zᵀ·s' ([`Deflation::solve_restricted`]).
+    restriction: RangeSums,
 }
 
 impl Mpcg {
@@ -493,7 +504,7 @@ impl Mpcg {
         }
         let mut delta = self
             .factor
-            .delta(&mut self.r, None, &mut self.h, &mut self.partials);
+            .delta(&mut self.r, None, None, &mut self.h, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
         let mut it = 0;
         // The smallest δ so far: the deflated recurrence guards against divergence below.
@@ -509,15 +520,14 @@ impl Mpcg {
             // (1) h = P⁻¹r (backward half); x += α·p (the last α), p = S(h + βp), as each hᵢ is
             // final where the factor's order allows ([`IncompleteCholesky::backward_each`]),
             // else in a pass of its own. Deflated ([`Deflation`]), the stored p is p' and the
-            // direction p = p' − S·Z·y with y = E⁻¹·(ÃZ)ᵀh of the same h, so that every direction
-            // is Ã-orthogonal to the aggregates' translations: (ÃZ)ᵀh is summed here as each hᵢ is
-            // final, the correction applied wherever p is read (below and in (2)).
-            let (view, (part_lo, part_hi)) = self.deflation.side_sums(deflate);
-            let step = |(x, p, part): &mut Side, first: usize, k: usize, h: Vec3A| {
+            // direction p = p' − S·Z·y, y = E⁻¹·Zᵀ·Ã·p' from (2), Ã-orthogonal to the
+            // aggregates' translations; the correction is applied wherever p is read.
+            let defl = &self.deflation;
+            let step = |(x, p): &mut Side, first: usize, k: usize, h: Vec3A| {
                 let i = first + k;
                 let (x, p) = (&mut x[k], &mut p[k]);
                 let p_old = if deflate {
-                    *p - filter[i].apply_a(view.coarse_at(i))
+                    *p - filter[i].apply_a(defl.coarse_at(i))
                 } else {
                     *p
                 };
@@ -529,17 +539,10 @@ impl Mpcg {
                     None => h,
                 };
                 *p = filter[i].apply_a(d);
-                if deflate {
-                    view.restrict_row(i, h, part);
-                }
             };
-            let fused = self.factor.backward_each(
-                &mut self.h,
-                x,
-                &mut self.p,
-                (&mut part_lo[..], &mut part_hi[..]),
-                &step,
-            );
+            let fused = self
+                .factor
+                .backward_each(&mut self.h, x, &mut self.p, &step);
             if !fused {
                 let (h, pos) = (&self.h, self.factor.positions());
                 let update = |(i, (x, p)): (usize, (&mut Vec3, &mut Vec3A))| {
@@ -547,11 +550,7 @@ impl Mpcg {
                         Some(pos) => h[pos[i] as usize],
                         None => h[i],
                     };
-                    let mut one = (
-                        std::slice::from_mut(x),
-                        std::slice::from_mut(p),
-                        &mut [][..],
-                    );
+                    let mut one = (std::slice::from_mut(x), std::slice::from_mut(p));
                     step(&mut one, i, 0, hi);
                 };
                 if par {
@@ -568,34 +567,33 @@ impl Mpcg {
                 }
             }
             pending = None;
-            if deflate {
-                // y = E⁻¹·(ÃZ)ᵀh: from the sweep's two sides, or (no fused sweep) in a pass.
-                if fused {
-                    self.deflation.solve_sides();
-                } else {
-                    let pos = self.factor.positions();
-                    self.deflation.project_direction(par, &self.h, pos);
-                }
-            }
-            // (2) s = S·A·p and pᵀs (per-chunk f64 partials, summed in chunk order).
-            let (p, fixed, defl) = (&self.p, &self.fixed, &self.deflation);
+            // (2) s' = S·A·p', p'ᵀs' (per-chunk f64 partials, summed in chunk order) and,
+            // deflated, Zᵀs' (per row range, summed in range order).
+            let (p, fixed) = (&self.p, &self.fixed);
             let parts = self.partials.prepare(n);
             // Row ranges of product_rows(n), each a slice of the serial one-pass product (same bits
             // whichever thread runs it, and the same as the serial pass).
             let rows = product_rows(n);
-            let product = |(k, (sk, pk)): (usize, (&mut [Vec3A], &mut [f64]))| {
+            let width = if deflate {
+                self.deflation.coarse_len()
+            } else {
+                1 // unused, but every range still gets its slice to zip with
+            };
+            let sums = self.restriction.prepare(width, n.div_ceil(rows));
+            let agg = self.deflation.aggregates();
+            let product = |(k, ((sk, pk), zk)): ProductRange| {
                 let first = k * rows;
                 let mut acc = 0.0f64;
                 a.mul_rows_skipping(first, p, sk, fixed, |i, s| {
                     *s = filter[i].apply_a(*s);
-                    let pi = if deflate {
-                        // Ã·(p' − S·Z·y) = Ã·p' − ÃZ·y.
-                        *s -= defl.az_row(i);
-                        p[i] - filter[i].apply_a(defl.coarse_at(i))
-                    } else {
-                        p[i]
-                    };
-                    acc += pi.as_dvec3().dot(s.as_dvec3());
+                    acc += p[i].as_dvec3().dot(s.as_dvec3());
+                    if deflate {
+                        // Zᵀs' over the range: Z_iᵀ = S_i, and s' is filtered.
+                        let (g, si) = (3 * agg[i] as usize, s.as_dvec3());
+                        zk[g] += si.x;
+                        zk[g + 1] += si.y;
+                        zk[g + 2] += si.z;
+                    }
                     if (i + 1) % CHUNK == 0 || i + 1 == n {
                         pk[(i - first) / CHUNK] = acc;
                         acc = 0.0;
@@ -606,12 +604,28 @@ impl Mpcg {
                 self.s
                     .par_chunks_mut(rows)
                     .zip(parts.par_chunks_mut(rows / CHUNK))
+                    .zip(sums.par_chunks_mut(width))
                     .enumerate()
                     .for_each(product);
             } else {
-                product((0, (&mut self.s, parts)));
+                for (k, ((sk, pk), zk)) in self
+                    .s
+                    .chunks_mut(rows)
+                    .zip(parts.chunks_mut(rows / CHUNK))
+                    .zip(sums.chunks_mut(width))
+                    .enumerate()
+                {
+                    product((k, ((sk, pk), zk)));
+                }
             }
-            let ps: f64 = parts.iter().sum();
+            let mut ps: f64 = parts.iter().sum();
+            if deflate {
+                // y = E⁻¹·Zᵀs' makes p = p' − S·Z·y Ã-orthogonal to Z: Zᵀ·Ã·p = Zᵀs' − E·y = 0
+                // (the deflated CG of Saad et al. 2000, its restriction (ÃZ)ᵀh = ZᵀÃp' read off
+                // the product, as (ÃZ)ᵀp_old = 0), s = Ã·p = s' − ÃZ·y (corrected where (3)
+                // reads it) and pᵀs = p'ᵀs' − (Zᵀs')ᵀ·y.
+                ps -= self.deflation.solve_restricted(&self.restriction);
+            }
             let alpha = (delta / ps) as f32;
             if !ps.is_finite() {
                 delta = f64::NAN;
@@ -626,6 +640,7 @@ impl Mpcg {
             delta = self.factor.delta(
                 &mut self.r,
                 Some((alpha, &self.s)),
+                deflate.then_some(&self.deflation),
                 &mut self.h,
                 &mut self.partials,
             );
@@ -650,7 +665,7 @@ impl Mpcg {
                 });
                 delta = self
                     .factor
-                    .delta(&mut self.r, None, &mut self.h, &mut self.partials);
+                    .delta(&mut self.r, None, None, &mut self.h, &mut self.partials);
             }
             delta_min = delta_min.min(delta);
         }
