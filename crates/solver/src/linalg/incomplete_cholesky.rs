@@ -499,7 +499,8 @@ impl IncompleteCholesky {
             let mut sum = 0.0f64;
             for l in c * CHUNK..own.len().min((c + 1) * CHUNK) {
                 let i = base + l;
-                if let Some((alpha, s, correction)) = update {
+                // A fixed row's s and correction are zero: r stays.
+                if let (Some((alpha, s, correction)), false) = (update, self.fixed[i]) {
                     let k = self.order.perm[i] as usize;
                     r[l] -= alpha * (s[k] - correction(k));
                 }
