@@ -129,7 +129,7 @@ mod grow;
 mod neighbour_clusters;
 
 /// Vertices, triangles or edges per parallel task of the bounds.
-const BOUNDS_CHUNK: usize = 2048;
+const BOUNDS_CHUNK: usize = 1024;
 /// Neighbour feature pairs per parallel task.
 const ADJACENT_CHUNK: usize = 16384;
 
@@ -350,12 +350,13 @@ pub struct BroadPhase {
     stale: Vec<bool>,
     stale_list: Vec<u32>,
     /// Scratch of [`Self::grow`]: triangles and clusters around the escaped vertices, the pairs
-    /// found, the merged lists, the tree-query stack.
+    /// found per parallel task and all together, the merged lists.
     grown_tris: Vec<u32>,
-    stack: Vec<u32>,
     grown_clusters: Vec<u32>,
+    grow_tasks: Vec<grow::GrowTask>,
     grown_pairs: Task,
-    merged: Vec<[u32; 2]>,
+    merged_vf: Vec<[u32; 2]>,
+    merged_ee: Vec<[u32; 2]>,
     /// Immovable vertices and what is made of them ([`Self::set_fixed`]).
     fixed: Fixed,
     /// The frame of the last build ([`frame_shift`]): every sweep ends at x1 − `shift` (m), and
@@ -625,16 +626,6 @@ impl BroadPhase {
                     *d = Dop18::swept(x0[k], x1[k] - shift, r[k] + pad);
                 }
             });
-        let vdop = &self.vdop;
-        self.tdop
-            .par_chunks_mut(BOUNDS_CHUNK)
-            .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
-            .for_each(|(ds, ts)| {
-                for (d, t) in ds.iter_mut().zip(ts) {
-                    let [i, j, k] = t.map(|v| v as usize);
-                    *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
-                }
-            });
         if self.clusters.is_empty() && !mesh.triangles.is_empty() {
             self.clusters = pair_triangles(mesh.triangles, x0);
             self.tri_cluster = vec![0; mesh.triangles.len()];
@@ -663,15 +654,31 @@ impl BroadPhase {
         }
         self.stale_list.clear();
         self.built = true;
-        self.edop
-            .par_chunks_mut(BOUNDS_CHUNK)
-            .zip(self.features.edges.par_chunks(BOUNDS_CHUNK))
-            .for_each(|(ds, es)| {
-                for (d, &e) in ds.iter_mut().zip(es) {
-                    let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
-                    *d = vdop[i].union(&vdop[j]);
-                }
-            });
+        // Triangles and edges in one parallel region (both need only the vertex bounds).
+        let vdop = &self.vdop;
+        let (tdop, edop, owned) = (&mut self.tdop, &mut self.edop, &self.features.edges);
+        rayon::join(
+            || {
+                tdop.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
+                    .for_each(|(ds, ts)| {
+                        for (d, t) in ds.iter_mut().zip(ts) {
+                            let [i, j, k] = t.map(|v| v as usize);
+                            *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+                        }
+                    })
+            },
+            || {
+                edop.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(owned.par_chunks(BOUNDS_CHUNK))
+                    .for_each(|(ds, es)| {
+                        for (d, &e) in ds.iter_mut().zip(es) {
+                            let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
+                            *d = vdop[i].union(&vdop[j]);
+                        }
+                    })
+            },
+        );
     }
 }
 
