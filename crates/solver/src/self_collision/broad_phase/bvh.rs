@@ -369,7 +369,7 @@ impl Bvh {
     /// immovable.
     #[inline]
     fn leaf_pair(a: &Leaf, b: &Leaf, f: &mut impl FnMut(u32, u32)) {
-        if !(a.fixed && b.fixed) && a.dop.overlaps(&b.dop) {
+        if !(a.fixed && b.fixed) && a.dop.overlaps_box_first(&b.dop) {
             f(a.cluster, b.cluster);
         }
     }
