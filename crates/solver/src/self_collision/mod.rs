@@ -160,7 +160,6 @@ pub struct SelfCollision {
     inflate: Vec<f32>,
     /// Vertices whose x1 left their broad-phase box (scratch of a rebuild).
     escaped: Vec<u32>,
-    escaped_bufs: Vec<Vec<u32>>,
     broad: BroadPhase,
     /// Lower bounds of the distance at x0 (m) of each vertex–triangle / edge–edge candidate,
     /// from the proximity pass (0 = unknown); they let the CCD skip pairs that cannot touch.
@@ -197,7 +196,6 @@ impl SelfCollision {
             disp: vec![0.0; n],
             inflate: vec![0.0; n],
             escaped: Vec::new(),
-            escaped_bufs: Vec::new(),
             broad,
             vf_sep: Vec::new(),
             ee_sep: Vec::new(),
@@ -482,13 +480,12 @@ impl SelfCollision {
     /// coordinates as in [`Self::build_candidates`]. False if a full build is needed instead.
     fn grow_candidates(&mut self, x0: &[Vec3], inflation: f32) -> bool {
         let (broad, thick, x1) = (&self.broad, &self.thick, &self.x1);
-        // In parallel chunks (the scan of every vertex was a serial 8 % of the broad phase).
-        par_gather(x1.len(), &mut self.escaped_bufs, &mut self.escaped, |i, out| {
+        self.escaped.clear();
+        self.escaped.extend((0..x1.len() as u32).filter(|&i| {
+            let i = i as usize;
             let margin = narrow::CCD_TOLERANCE_FRACTION * thick[i] + 1e-7;
-            if !broad.contains_with_margin(i, x1[i], margin) {
-                out.push(i as u32);
-            }
-        });
+            !broad.contains_with_margin(i, x1[i], margin)
+        }));
         for &i in &self.escaped {
             let i = i as usize;
             let size = x0[i].abs().max(x1[i].abs()).max_element();

@@ -26,7 +26,6 @@
 
 use super::{BroadPhase, Expand, Mesh, Task};
 use crate::self_collision::dop18::Dop18;
-use crate::self_collision::parallel::par_chunks;
 use glam::Vec3;
 
 /// Above this fraction of the clusters with grown bounds since the last build, a full (parallel)
@@ -36,18 +35,6 @@ use glam::Vec3;
 /// box-against-box tests among the grown clusters were quadratic, so that the same builds are
 /// chosen and the candidates stay the same).
 const MAX_STALE_FRACTION: usize = 32;
-
-/// Clusters (tree queries) or triangles (neighbour pairs) per parallel task of
-/// [`BroadPhase::grow`].
-const GROW_CHUNK: usize = 16;
-
-/// Reusable buffers of one parallel task of [`BroadPhase::grow`]: the pairs it found and its
-/// tree-query stack.
-#[derive(Debug, Default)]
-pub(super) struct GrowTask {
-    pairs: Task,
-    stack: Vec<u32>,
-}
 
 impl BroadPhase {
     /// Widens the 18-DOPs of the `escaped` vertices to also hold their sweep x0 → x1 (m) inflated
@@ -117,52 +104,31 @@ impl BroadPhase {
             vdop: &self.vdop,
             edop: &self.edop,
         };
-        // Through the refit tree (each pair of this call's clusters twice; the merge removes
-        // repeats), and neighbouring triangles (sharing a vertex): each grown triangle with all
-        // of its. In fixed parallel chunks of each; the merge sorts, so their order is free.
-        let (clusters, tris) = (&clusters[..], &tris[..]);
-        let (bvh, around, triangles) = (&self.bvh, &self.around, mesh.triangles);
-        let (nc, nt) = (
-            clusters.len().div_ceil(GROW_CHUNK),
-            tris.len().div_ceil(GROW_CHUNK),
-        );
-        let chunk = |items: &'_ [u32], c: usize| -> std::ops::Range<usize> {
-            c * GROW_CHUNK..((c + 1) * GROW_CHUNK).min(items.len())
-        };
-        let filled = par_chunks(&mut self.grow_tasks, nc + nt, |c, g| {
-            g.pairs.clear();
-            if c < nc {
-                for &a in &clusters[chunk(clusters, c)] {
-                    bvh.query(a, &mut g.stack, |b| ex.clusters(a, b, &mut g.pairs));
-                }
-                return;
-            }
-            for &a in &tris[chunk(tris, c - nc)] {
-                let ta = &triangles[a as usize];
-                for (k, &v) in ta.iter().enumerate() {
-                    for &b in around.of(v) {
-                        let tb = &triangles[b as usize];
-                        // Each neighbour once: through the first corner of `a` it shares.
-                        if b == a || ta[..k].iter().any(|u| tb.contains(u)) {
-                            continue;
-                        }
-                        ex.neighbours(a, b, &mut g.pairs);
-                    }
-                }
-            }
-        });
         let task = &mut self.grown_pairs;
         task.clear();
-        for g in filled {
-            task.vf.extend_from_slice(&g.pairs.vf);
-            task.ee.extend_from_slice(&g.pairs.ee);
+        // Through the refit tree (each pair of this call's clusters twice; the merge removes
+        // repeats).
+        for &a in clusters.iter() {
+            self.bvh
+                .query(a, &mut self.stack, |b| ex.clusters(a, b, task));
         }
-        let (vf, ee) = (&mut self.vf, &mut self.ee);
-        let (merged_vf, merged_ee) = (&mut self.merged_vf, &mut self.merged_ee);
-        rayon::join(
-            || merge_sorted(vf, &mut task.vf, merged_vf),
-            || merge_sorted(ee, &mut task.ee, merged_ee),
-        );
+        // Neighbouring triangles (sharing a vertex): each grown triangle with all of its.
+        let triangles = mesh.triangles;
+        for &a in tris.iter() {
+            let ta = &triangles[a as usize];
+            for (k, &v) in ta.iter().enumerate() {
+                for &b in self.around.of(v) {
+                    let tb = &triangles[b as usize];
+                    // Each neighbour once: through the first corner of `a` it shares.
+                    if b == a || ta[..k].iter().any(|u| tb.contains(u)) {
+                        continue;
+                    }
+                    ex.neighbours(a, b, task);
+                }
+            }
+        }
+        merge_sorted(&mut self.vf, &mut task.vf, &mut self.merged);
+        merge_sorted(&mut self.ee, &mut task.ee, &mut self.merged);
         true
     }
 }
