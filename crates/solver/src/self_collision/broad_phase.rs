@@ -115,6 +115,40 @@
 //! took more instructions (0.94 → 1.06 G on the first 7 frames, with the spatial hash). In the
 //! moving frame the relative motion is smaller but still too large for a skin: after the median
 //! displacement is taken out, the vertices move 1–2 mm (median) and up to 10–19 mm per substep.
+//!
+//! ## Where a build goes at one and two threads (round 7)
+//!
+//! The dress-walk bake at fd418a0 (temporary timers, not kept; load average 4–5 on the 2 cores, so
+//! "two threads" had about one core and its seconds are those of one): 304 builds — one per try in
+//! `prepare` (275) and 29 after [`BroadPhase::grow`] declined — and 239 grows. Seconds over the
+//! bake at one thread: bounds 0.13–0.17 (vertices 0.03, triangles 0.03–0.05, edges 0.06–0.07),
+//! the tree refit 0.05–0.10 beside the neighbour lists 0.19–0.23 (71,928 vertex–triangle and
+//! 119,934 edge–edge feature pairs, 29,748 triangle pairs), the traversal with its expansions
+//! 0.24–0.30 (127 jobs, the largest 7 % of their sum), the sort 0.02–0.04; outside the builds the
+//! grows 0.06–0.09 (serial: tree queries 0.023, neighbour pairs 0.012, merges 0.009), the escape
+//! scan 0.010–0.018, the sweep check 0.014–0.03. Every 8th build replayed from a dump (38 builds, a
+//! temporary hook and test, not kept; the minimum of 30 runs of each): 1.32–1.44 ms per build at
+//! one thread and 0.67–0.75 ms at two when the machine let it, so a build itself scales about 2×
+//! while its caches are warm. In the bake a build takes about 2 ms at one thread, probably because
+//! the solve evicts its 5.8 MB of bounds and its lists between builds (not measured further), and
+//! then two threads share that memory traffic.
+//!
+//! Kept, each checked by the replay (alternating pairs, same candidates): the triangle and edge
+//! bounds in one parallel region of 1,024-item tasks (one barrier less; the vertex pass had 5
+//! tasks for 2 threads), the leaf pairs of the traversal testing the box first and skipping the
+//! touching pairs by their mask bits ([`bvh`]), and the comparison sort by one 64-bit key
+//! ([`sort_pairs`]). All four, 5 alternating pairs: 1.349 → 1.269 ms per build at one thread
+//! (medians, −6 %, 5 of 5 pairs), 1.282 → 1.204 ms with two threads on the loaded machine (−6 %,
+//! 5 of 5). Whole dress bakes at two threads, 6 alternating pairs (load average 2.4–4): the
+//! `broad_phase` share of the wall time 12.0 11.9 11.9 11.2 11.3 11.4 → 11.7 11.2 11.4 10.7 10.8
+//! 11.0 % (6 of 6 lower; the machine gave the bake about one core, so the seconds themselves are
+//! noise: 0.402 → 0.380 s in the least loaded pair); caches byte-identical to fd418a0 (dress and
+//! skirt, one and two threads). Tried and not kept: the grows' tree queries and neighbour pairs in
+//! parallel chunks with the escape scan parallel too (the grows' seconds 0.049–0.055 → 0.047–0.106
+//! with two threads on the loaded machine: no gain to be seen); the 18-DOP's bounds interleaved
+//! (lo, hi per axis group, so the box is 32 contiguous bytes: 1.29–1.44 → 1.37–1.49 ms);
+//! neighbour-list tasks of 4,096 pairs instead of 16,384 (no change); the box first in
+//! [`Expand::expand`]'s feature tests (1.33 → 1.35 ms).
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::Dop18;
@@ -129,7 +163,7 @@ mod grow;
 mod neighbour_clusters;
 
 /// Vertices, triangles or edges per parallel task of the bounds.
-const BOUNDS_CHUNK: usize = 2048;
+const BOUNDS_CHUNK: usize = 1024;
 /// Neighbour feature pairs per parallel task.
 const ADJACENT_CHUNK: usize = 16384;
 
@@ -625,16 +659,6 @@ impl BroadPhase {
                     *d = Dop18::swept(x0[k], x1[k] - shift, r[k] + pad);
                 }
             });
-        let vdop = &self.vdop;
-        self.tdop
-            .par_chunks_mut(BOUNDS_CHUNK)
-            .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
-            .for_each(|(ds, ts)| {
-                for (d, t) in ds.iter_mut().zip(ts) {
-                    let [i, j, k] = t.map(|v| v as usize);
-                    *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
-                }
-            });
         if self.clusters.is_empty() && !mesh.triangles.is_empty() {
             self.clusters = pair_triangles(mesh.triangles, x0);
             self.tri_cluster = vec![0; mesh.triangles.len()];
@@ -663,15 +687,31 @@ impl BroadPhase {
         }
         self.stale_list.clear();
         self.built = true;
-        self.edop
-            .par_chunks_mut(BOUNDS_CHUNK)
-            .zip(self.features.edges.par_chunks(BOUNDS_CHUNK))
-            .for_each(|(ds, es)| {
-                for (d, &e) in ds.iter_mut().zip(es) {
-                    let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
-                    *d = vdop[i].union(&vdop[j]);
-                }
-            });
+        // Triangles and edges in one parallel region (both need only the vertex bounds).
+        let vdop = &self.vdop;
+        let (tdop, edop, owned) = (&mut self.tdop, &mut self.edop, &self.features.edges);
+        rayon::join(
+            || {
+                tdop.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
+                    .for_each(|(ds, ts)| {
+                        for (d, t) in ds.iter_mut().zip(ts) {
+                            let [i, j, k] = t.map(|v| v as usize);
+                            *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+                        }
+                    })
+            },
+            || {
+                edop.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(owned.par_chunks(BOUNDS_CHUNK))
+                    .for_each(|(ds, es)| {
+                        for (d, &e) in ds.iter_mut().zip(es) {
+                            let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
+                            *d = vdop[i].union(&vdop[j]);
+                        }
+                    })
+            },
+        );
     }
 }
 
@@ -828,13 +868,15 @@ const COUNTING_SORT_FROM: usize = 4;
 
 /// Lexicographic sort of pairs with first element < `keys`: counting sort on the first element
 /// (O(pairs + keys)), then each (short) run sorted on the second; a comparison sort when there
-/// are few pairs for the keys.
+/// are few pairs for the keys (as one 64-bit key each: on the dress-walk sample, whose lists of
+/// about 1,000 vertex–triangle and 3,300 edge–edge pairs all take this branch, a build 1.309 →
+/// 1.265 ms in the replay of round 7 against comparing the two halves in turn).
 fn sort_pairs(raw: &[[u32; 2]], keys: usize, counts: &mut Vec<u32>, out: &mut Vec<[u32; 2]>) {
     if raw.len() * COUNTING_SORT_FROM < keys {
         // Few pairs: the key counts would cost more than a comparison sort.
         out.clear();
         out.extend_from_slice(raw);
-        out.sort_unstable();
+        out.sort_unstable_by_key(|p| (p[0] as u64) << 32 | p[1] as u64);
         return;
     }
     counts.clear();

@@ -135,6 +135,23 @@ struct Touch {
     mask: u64,
 }
 
+/// Bits `0..len` set (`len` ≤ [`LEAF_SIZE`]).
+#[inline]
+fn all(len: usize) -> u64 {
+    (1 << len) - 1
+}
+
+/// `f(j)` for every set bit j of `bits`, ascending: the clusters of a leaf not touching one of
+/// another, without a branch per touching pair (the dress-walk replay of round 7: 1.254–1.337 →
+/// 1.239–1.264 ms per build at one thread, 1.248–1.286 → 1.165–1.272 at two, loaded).
+#[inline]
+fn for_each_bit(mut bits: u64, mut f: impl FnMut(usize)) {
+    while bits != 0 {
+        f(bits.trailing_zeros() as usize);
+        bits &= bits - 1;
+    }
+}
+
 // One bit per pair of clusters of two leaves.
 const _: () = assert!(LEAF_SIZE * LEAF_SIZE <= 64);
 
@@ -348,12 +365,11 @@ impl Bvh {
             let leaf = &self.leaf[nd.range()];
             let touch = self.touching(n, n);
             for (i, a) in leaf.iter().enumerate() {
-                let row = touch >> (8 * i);
-                for (j, b) in leaf.iter().enumerate().skip(i + 1) {
-                    if row >> j & 1 == 0 {
-                        Self::leaf_pair(a, b, f);
-                    }
-                }
+                // The clusters after `a` that do not touch it.
+                let later = all(leaf.len()) & !((2 << i) - 1);
+                for_each_bit(!(touch >> (8 * i)) & later, |j| {
+                    Self::leaf_pair(a, &leaf[j], f)
+                });
             }
             return;
         }
@@ -366,10 +382,12 @@ impl Bvh {
     }
 
     /// Clusters `a` and `b`, known to share no vertex, if their DOPs overlap and not both are
-    /// immovable.
+    /// immovable. The box first: most of these pairs are neighbours' neighbours, apart (the
+    /// dress-walk replay of round 7, one thread: 1.343 1.376 1.370 → 1.302 1.357 1.331 ms per
+    /// build).
     #[inline]
     fn leaf_pair(a: &Leaf, b: &Leaf, f: &mut impl FnMut(u32, u32)) {
-        if !(a.fixed && b.fixed) && a.dop.overlaps(&b.dop) {
+        if !(a.fixed && b.fixed) && a.dop.overlaps_box_first(&b.dop) {
             f(a.cluster, b.cluster);
         }
     }
@@ -385,12 +403,9 @@ impl Bvh {
                     if (ca.fixed && nb.fixed) || !ca.dop.overlaps(&nb.dop) {
                         continue;
                     }
-                    let row = touch >> (8 * i);
-                    for (j, cb) in lb.iter().enumerate() {
-                        if row >> j & 1 == 0 {
-                            Self::leaf_pair(ca, cb, f);
-                        }
-                    }
+                    for_each_bit(!(touch >> (8 * i)) & all(lb.len()), |j| {
+                        Self::leaf_pair(ca, &lb[j], f)
+                    });
                 }
             }
             (true, false) => {
