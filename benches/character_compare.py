@@ -45,8 +45,12 @@ child process including loading and writing). Quality, from each method's positi
   counted on the last frame (numpy; clothbake's bake report's own count is also given).
 
     python3 benches/character_compare.py [--scenes skirt-walk,...] [--runs 3] [--frames N]
-        [--blender-distance default|thickness] [--blender-mass default|matched]
+        [--blender-distance default|thickness] [--blender-mass default|matched] [--perturb K]
         [--bin target/release/clothbake] [--markdown FILE] [--update-benchmarks]
+
+`--perturb K` bakes each scene K more times with the CG tolerance 0.5–3 % off its value: any change
+of the solves' bits moves which substeps are rejected (on the dress-walk sample 16 to 40 rejections
+over such changes), so one bake's time is one draw; these runs give clothbake's mean and range.
 
 `--blender-distance thickness` sets Blender's collision and self-collision distance to the garment's
 thickness (Blender's default 15 mm exceeds these meshes' edges); `--blender-mass matched` gives
@@ -440,13 +444,14 @@ def read_pc2(path: Path) -> np.ndarray:
     return data.reshape(samples, points, 3).astype(np.float64)
 
 
-def run_clothbake(binary: str, info: dict, out: Path) -> dict:
-    """The binary on the exported scene (world output); wall from the report's per-frame seconds."""
+def run_clothbake(binary: str, info: dict, out: Path, scene: str = "world.toml") -> dict:
+    """The binary on the exported scene (world output; `scene` in the export folder); wall from the
+    report's per-frame seconds."""
     if out.exists():
         shutil.rmtree(out)
     report = out.parent / (out.name + "_report.json")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([binary, "bake", str(info["folder"] / "world.toml"), "-o", str(out), "--format", "pc2",
+    subprocess.run([binary, "bake", str(info["folder"] / scene), "-o", str(out), "--format", "pc2",
                     "--report", str(report)], check=True, stdout=subprocess.DEVNULL, cwd=info["folder"])
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -562,6 +567,32 @@ def quality(positions: np.ndarray, info: dict) -> dict:
 # -- main -----------------------------------------------------------------------------------------
 
 
+# The solver's default `cg_tolerance` (crates/solver/src/sim.rs, DEFAULT_CG_TOLERANCE), for scenes
+# that do not set it.
+DEFAULT_CG_TOLERANCE = 1e-3
+# Relative changes of the CG tolerance for --perturb: each changes the solves' bits, not their
+# accuracy in any way that matters.
+PERTURBATIONS = (-0.01, 0.01, -0.02, 0.02, -0.005, 0.005, -0.015, 0.015, -0.03, 0.03)
+
+
+def perturbed_scene(info: dict, k: int) -> str:
+    """world.toml with the CG tolerance scaled by 1 + PERTURBATIONS[k], as perturbed{k}.toml."""
+    text = (info["folder"] / "world.toml").read_text(encoding="utf-8")
+    head, sep, rest = text.partition("[scene]\n")
+    assert sep, "no [scene] table in the exported scene"
+    tol, kept, in_scene = DEFAULT_CG_TOLERANCE, [], True
+    for line in rest.split("\n"):
+        in_scene = in_scene and not line.startswith("[")
+        if in_scene and line.split("=")[0].strip() == "cg_tolerance":
+            tol = float(line.split("=")[1].split("#")[0])
+            continue
+        kept.append(line)
+    tol *= 1.0 + PERTURBATIONS[k]
+    name = f"perturbed{k}.toml"
+    (info["folder"] / name).write_text(f"{head}[scene]\ncg_tolerance = {tol!r}\n" + "\n".join(kept), encoding="utf-8")
+    return name
+
+
 def spread(values, fmt="{:.0f}") -> str:
     lo, hi = min(values), max(values)
     return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}–{fmt.format(hi)}"
@@ -589,6 +620,11 @@ def main() -> int:
                         help="Blender's vertex mass: its default (0.3 kg per vertex) or clothbake's (density x area / vertices)")
     parser.add_argument("--blender-distance", choices=("default", "thickness"), default="default",
                         help="Blender's collision and self-collision distance: its default (15 mm) or the garment's thickness")
+    parser.add_argument("--perturb", type=int, default=0, metavar="K",
+                        help="also bake each scene K more times (at most %d) with the CG tolerance changed by "
+                             "0.5-3 %%: substep counts are chaotic in the solves' bits, and these runs show the "
+                             "spread of clothbake's time (ms/frame mean and range, ratio to Blender's median)"
+                             % len(PERTURBATIONS))
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--keep", metavar="DIR",
                         help="build and bake in DIR (kept afterwards: DIR/SCENE/clothbake holds the exported "
@@ -600,6 +636,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.export_only and not args.keep:
         parser.error("--export-only needs --keep DIR")
+    if not 0 <= args.perturb <= len(PERTURBATIONS):
+        parser.error(f"--perturb takes 0 to {len(PERTURBATIONS)}")
     binary = os.path.abspath(args.bin)
     os.environ["CLOTHBAKE_BIN"] = binary
     commit = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
@@ -630,7 +668,13 @@ def main() -> int:
             qb, qc = quality(blender[-1]["positions"], info), quality(ours[-1]["positions"], info)
             same_b = all(np.array_equal(r["positions"], blender[0]["positions"]) for r in blender)
             same_c = all(np.array_equal(r["positions"], ours[0]["positions"]) for r in ours)
-            rows.append((name, info, blender, ours, qb, qc, same_b, same_c))
+            perturbed = []
+            for k in range(args.perturb):
+                run = run_clothbake(binary, info, work / f"perturbed{k}", perturbed_scene(info, k))
+                run["quality"] = quality(run.pop("positions"), info)
+                perturbed.append(run)
+                print(f"{name} perturbed {k + 1}: clothbake {run['wall']:.0f} ms/frame", flush=True)
+            rows.append((name, info, blender, ours, qb, qc, same_b, same_c, perturbed))
     load_after = os.getloadavg()
     if args.export_only:
         return 0
@@ -649,7 +693,7 @@ def main() -> int:
         "| self-intersections B / cb (report) |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for name, info, blender, ours, qb, qc, same_b, same_c in rows:
+    for name, info, blender, ours, qb, qc, same_b, same_c, _perturbed in rows:
         bw, bc = [r["wall"] for r in blender], [r["cpu"] for r in blender]
         cw, cc = [r["wall"] for r in ours], [r["cpu"] for r in ours]
         rep = ours[-1]["report"]
@@ -665,12 +709,25 @@ def main() -> int:
             f"| {qb['self_x']} / {qc['self_x']} ({ours[-1]['report_self_intersections']}) |"
         )
     lines.append("")
-    for name, _info, _b, ours, _qb, _qc, same_b, same_c in rows:
+    for name, _info, blender, ours, _qb, _qc, same_b, same_c, perturbed in rows:
         why = ours[-1].get("rejections") or {}
         causes = ", ".join(f"{k.replace('strain_jump_', 'strain jump: ').replace('_', ' ')} {v}"
                            for k, v in why.items() if v)
         lines.append(f"- {name}: runs identical: Blender {same_b}, clothbake {same_c}"
                      + (f"; clothbake's rejected substeps by cause: {causes}" if causes else ""))
+        if perturbed:
+            walls = [r["wall"] for r in perturbed]
+            ratios = [float(np.median([r["wall"] for r in blender])) / w for w in walls]
+            sub = [r["report"]["substeps"] for r in perturbed]
+            rej = [r["report"]["rejected_substeps"] for r in perturbed]
+            worst = max(r["quality"]["stretch"] for r in perturbed)
+            inside = max(r["quality"]["inside"] for r in perturbed)
+            self_x = max(r["quality"]["self_x"] for r in perturbed)
+            lines.append(
+                f"  - over {len(perturbed)} CG tolerances 0.5–3 % off: clothbake {np.mean(walls):.0f} ms/frame "
+                f"({spread(walls)}), ratio {np.mean(ratios):.2f}× ({spread(ratios, '{:.2f}')}×), substeps "
+                f"{np.mean(sub):.0f} ({spread(sub)}), rejected {np.mean(rej):.0f} ({spread(rej)}); "
+                f"worst stretch {worst:.3f}, most verts inside {inside}, most self-intersections {self_x}")
     text = "\n".join(lines)
     print(text)
     if args.markdown:
