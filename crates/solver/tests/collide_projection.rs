@@ -288,3 +288,125 @@ fn unreported_projection_gives_the_same_bits() {
         }
     }
 }
+
+/// Vertices in tight clusters of 16 (as consecutive mesh vertices are), so that the per-block
+/// culling of the colliders (by box, and unreported by the reach bound) skips most pairs and
+/// whole pinned blocks: the projection is still the all-pairs loop's, to the bit, reported or not.
+#[test]
+fn block_culling_matches_the_all_pairs_loop() {
+    let mut rng = Rng::new(73);
+    let mut colliders = Vec::new();
+    for k in 0..16 {
+        let start = rng.shape(k % 2);
+        let end = rng.moved(&start, 0.03);
+        colliders.push(MovingCollider { start, end });
+    }
+    let n = 16 * 300;
+    let mut x = Vec::with_capacity(n);
+    for _ in 0..n / 16 {
+        let center = rng.vec_in_cube(0.35);
+        x.extend((0..16).map(|_| center + rng.vec_in_cube(0.01)));
+    }
+    let x0: Vec<Vec3> = x.iter().map(|p| *p + rng.vec_in_cube(0.02)).collect();
+    let v: Vec<Vec3> = (0..n).map(|_| rng.vec_in_cube(1.0)).collect();
+    let thickness: Vec<f32> = (0..n).map(|_| rng.range(0.002, 0.01)).collect();
+    // Every 5th cluster pinned whole, and scattered single pins.
+    let fixed: Vec<bool> = (0..n).map(|i| (i / 16) % 5 == 0 || i % 31 == 0).collect();
+    let h = 1.0 / 96.0;
+    let (mut xr, mut vr) = (x.clone(), v.clone());
+    let reference = all_pairs(&colliders, h, &x0, &thickness, &fixed, &mut xr, &mut vr);
+    let moved = x.iter().zip(&xr).filter(|(a, b)| a != b).count();
+    assert!(moved > 200, "only {moved} vertices projected: weak test");
+    let mut detector = ContactDetector::new();
+    for report in [
+        DistanceReport::Within(f32::INFINITY),
+        DistanceReport::Within(0.05),
+        DistanceReport::Unreported(0.05),
+        DistanceReport::Unreported(0.0),
+    ] {
+        let (mut xp, mut vp) = (x.clone(), v.clone());
+        let min = detector
+            .project_out(
+                &colliders,
+                h,
+                &[],
+                &x0,
+                &thickness,
+                &fixed,
+                report,
+                &mut xp,
+                &mut vp,
+            )
+            .unwrap();
+        assert_eq!(xp, xr, "{report:?}");
+        assert_eq!(vp, vr, "{report:?}");
+        let mut marked = vec![false; n];
+        detector.moved_by_projection(&mut marked);
+        let changed: Vec<bool> = x.iter().zip(&xp).map(|(a, b)| a != b).collect();
+        assert_eq!(marked, changed, "{report:?}");
+        match report {
+            DistanceReport::Within(m) if m == f32::INFINITY => assert_eq!(min, reference),
+            DistanceReport::Within(_) => assert!(min >= reference),
+            DistanceReport::Unreported(_) => assert_eq!(min, f32::INFINITY),
+        }
+    }
+    // With contacts of a predicted motion far from the actual one (whose planes can project a
+    // vertex far from its proxy), unreported as reported at the same margin.
+    let predicted: Vec<Vec3> = x.iter().map(|p| *p + rng.vec_in_cube(0.15)).collect();
+    let mut contacts = Vec::new();
+    detector
+        .detect(&colliders, h, &x0, &predicted, &thickness, &mut contacts)
+        .unwrap();
+    assert!(
+        contacts.len() > 100,
+        "{} contacts: weak test",
+        contacts.len()
+    );
+    let run = |detector: &mut ContactDetector, report| {
+        let (mut xp, mut vp) = (x.clone(), v.clone());
+        detector
+            .project_out(
+                &colliders, h, &contacts, &x0, &thickness, &fixed, report, &mut xp, &mut vp,
+            )
+            .unwrap();
+        (xp, vp)
+    };
+    let (xr, vr) = run(&mut detector, DistanceReport::Within(0.05));
+    let (xu, vu) = run(&mut detector, DistanceReport::Unreported(0.05));
+    let far = x
+        .iter()
+        .zip(&xr)
+        .filter(|(a, b)| a.distance(**b) > 0.02)
+        .count();
+    assert!(far > 10, "only {far} vertices projected far: weak test");
+    assert_eq!(xu, xr);
+    assert_eq!(vu, vr);
+}
+
+/// MovingCollider::motion_bound: the vertex-independent part of the rate bound, so that
+/// rate_bound(x0, x1) ≤ |x1 − x0| + motion_bound (up to f32 round-off); +∞ for a plane.
+#[test]
+fn motion_bound_bounds_the_rate_bound() {
+    let mut rng = Rng::new(5);
+    for k in 0..400 {
+        let start = rng.shape(k % 2);
+        let c = MovingCollider {
+            start,
+            end: rng.moved(&start, 0.05),
+        };
+        let m = c.motion_bound();
+        assert!(m.is_finite() && m > 0.0, "{m}");
+        let x0 = rng.vec_in_cube(0.4);
+        let x1 = x0 + rng.vec_in_cube(0.05);
+        let bound = (x1 - x0).length() + m;
+        let rate = c.rate_bound(x0, x1);
+        assert!(rate <= bound * (1.0 + 1e-6), "{rate} > {bound} ({c:?})");
+        // Tight for a pure translation of the vertex against a resting proxy.
+        assert_eq!(MovingCollider::fixed(start).motion_bound(), 0.0);
+    }
+    let plane = ColliderShape::Plane {
+        point: Vec3::ZERO,
+        normal: Vec3::Y,
+    };
+    assert_eq!(MovingCollider::fixed(plane).motion_bound(), f32::INFINITY);
+}

@@ -19,6 +19,8 @@ pub const CHUNK_VERTICES: usize = 256;
 pub(super) struct ChunkScratch {
     /// Colliders whose swept box meets this chunk's swept box.
     pub(super) candidates: Vec<u32>,
+    /// [`ContactDetector::project_out`]: the candidates left for one block of the chunk.
+    pub(super) block: Vec<u32>,
     /// Contacts of this chunk, in vertex then collider order.
     contacts: Vec<VertexContact>,
     /// Smallest distance left by [`ContactDetector::project_out`] in this chunk (m).
@@ -33,6 +35,8 @@ pub(super) struct ChunkScratch {
 #[derive(Debug, Default)]
 pub struct ContactDetector {
     pub(super) boxes: Vec<Aabb>,
+    /// [`MovingCollider::motion_bound`] per collider, for [`ContactDetector::project_out`].
+    pub(super) motion: Vec<f32>,
     pub(super) chunks: Vec<ChunkScratch>,
 }
 

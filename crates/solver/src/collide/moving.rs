@@ -128,6 +128,43 @@ impl MovingCollider {
         }
     }
 
+    /// The vertex-independent part M (m per unit t) of [`Self::rate_bound`]: for every vertex
+    /// motion x0→x1, `rate_bound(x0, x1) ≤ |x1 − x0| + M` (exact arithmetic; triangle inequality
+    /// on |Δx − Δc| ≤ |Δx| + |Δc|). Capsule: max(|Δa|, |Δb|) + max(|Δr_a|, |Δr_b|); sphere:
+    /// |Δc| + |Δr|; plane: +∞ (its bound grows with the lever arm of the vertex).
+    pub fn motion_bound(&self) -> f32 {
+        match (self.start, self.end) {
+            (
+                ColliderShape::Sphere {
+                    center: c0,
+                    radius: r0,
+                },
+                ColliderShape::Sphere {
+                    center: c1,
+                    radius: r1,
+                },
+            ) => (c1 - c0).length() + (r1 - r0).abs(),
+            (
+                ColliderShape::Capsule {
+                    a: a0,
+                    b: b0,
+                    radius_a: ra0,
+                    radius_b: rb0,
+                },
+                ColliderShape::Capsule {
+                    a: a1,
+                    b: b1,
+                    radius_a: ra1,
+                    radius_b: rb1,
+                },
+            ) => {
+                (a1 - a0).length().max((b1 - b0).length())
+                    + (ra1 - ra0).abs().max((rb1 - rb0).abs())
+            }
+            _ => f32::INFINITY,
+        }
+    }
+
     /// Velocity (m/s) of the collider's material point at surface point `q` of the end shape over
     /// an interval of `h` seconds: (q − q_start)/h with q_start the same material point on the
     /// start shape ([`ColliderShape::transfer`]). `q` should lie on the end shape's surface.
