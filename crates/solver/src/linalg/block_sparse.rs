@@ -157,6 +157,27 @@ impl BlockMatrix {
         acc.into()
     }
 
+    /// ([`Self::row_mul_a`]`(i, u)`, [`Self::row_mul`]`(i, x)`) in one pass over row i's blocks,
+    /// each with the bits of its own call (the same products, summed in the same order).
+    #[inline]
+    pub fn row_mul_pair(&self, i: usize, u: &[Vec3A], x: &[Vec3]) -> (Vec3A, Vec3) {
+        let p = &self.pattern;
+        let (a, b) = (p.row_ptr[i] as usize, p.row_ptr[i + 1] as usize);
+        let d = self.diag[i];
+        let (mut acc_u, mut acc_x) = (d * u[i], d * Vec3A::from(x[i]));
+        for (m, &j) in self.off[a..b].iter().zip(&p.col[a..b]) {
+            acc_u += *m * u[j as usize];
+            acc_x += *m * Vec3A::from(x[j as usize]);
+        }
+        let (a, b) = (p.lower_ptr[i] as usize, p.lower_ptr[i + 1] as usize);
+        for (&s, &j) in p.lower_slot[a..b].iter().zip(&p.lower_col[a..b]) {
+            let m = &self.off[s as usize];
+            acc_u += transpose_mul(m, u[j as usize]);
+            acc_x += transpose_mul(m, Vec3A::from(x[j as usize]));
+        }
+        (acc_u, acc_x.into())
+    }
+
     /// y = A·x in one serial pass over the upper blocks: row i adds its diagonal and upper
     /// products to yᵢ and scatters the transposed products to the later rows yⱼ, so yᵢ is complete
     /// after row i; `finish(i, &mut yᵢ)` is then called, in row order. `y` is overwritten.
@@ -271,6 +292,33 @@ mod tests {
             *m = Mat3A::from_cols_array(&std::array::from_fn(|k| val(off_from + 9 * s + k)));
         }
         a
+    }
+
+    /// The paired row product has the bits of the two single ones.
+    #[test]
+    fn paired_row_product_has_the_single_bits() {
+        let n = 9;
+        let pairs: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i * 4 + 3) % n as u32]])
+            .collect();
+        let a = filled(n, &pairs, |k| ((k * 31 % 17) as f32 - 8.0) * 0.37, 70);
+        let u: Vec<Vec3A> = (0..n)
+            .map(|i| Vec3A::new(0.3 * i as f32 - 1.1, 1.0 / (1.0 + i as f32), -0.7))
+            .collect();
+        let x: Vec<Vec3> = (0..n)
+            .map(|i| Vec3::new(1.3, (i as f32).sin(), 0.01 * i as f32))
+            .collect();
+        for i in 0..n {
+            let (pu, px) = a.row_mul_pair(i, &u, &x);
+            assert_eq!(
+                pu.to_array().map(f32::to_bits),
+                a.row_mul_a(i, &u).to_array().map(f32::to_bits)
+            );
+            assert_eq!(
+                px.to_array().map(f32::to_bits),
+                a.row_mul(i, &x).to_array().map(f32::to_bits)
+            );
+        }
     }
 
     /// Skipping rows whose x is zero changes no other row of the product, in any row range.

@@ -448,8 +448,26 @@ impl Mpcg {
         for_each_indexed_if(par, &mut self.h, |i, h| {
             *h = (z[i] - filter[i].apply(z[i])).into()
         });
-        let h_vec = &self.h;
-        for_each_indexed_if(par, &mut self.s, |i, s| *s = a.row_mul_a(i, h_vec));
+        // A·(I − S)z into s and, for the start's residual below, A·x into p, in one pass over
+        // A's rows (each with the bits of its own product; p is free until the iterations).
+        let (h_vec, xs): (&[Vec3A], &[Vec3]) = (&self.h, x);
+        let both = |(i, (s, ax)): (usize, (&mut Vec3A, &mut Vec3A))| {
+            let (ah, axi) = a.row_mul_pair(i, h_vec, xs);
+            (*s, *ax) = (ah, axi.into());
+        };
+        if par {
+            self.s
+                .par_iter_mut()
+                .zip(self.p.par_iter_mut())
+                .enumerate()
+                .for_each(both);
+        } else {
+            self.s
+                .iter_mut()
+                .zip(self.p.iter_mut())
+                .enumerate()
+                .for_each(both);
+        }
         let s_vec = &self.s;
         for_each_indexed_if(par, &mut self.r, |l, r| {
             let i = orig(l);
@@ -487,19 +505,18 @@ impl Mpcg {
         }
         // r = S(b − A x), deflated: r − ÃZ·E⁻¹·Zᵀr ([`Deflation`]); δ = rᵀP⁻¹r (forward half
         // of P⁻¹r in h).
+        let ax = &self.p;
         if deflate {
-            let xs: &[Vec3] = x;
             for_each_indexed_if(par, &mut self.s, |i, s| {
-                *s = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
+                *s = filter[i].apply_a(Vec3A::from(b[i] - Vec3::from(ax[i])))
             });
             self.deflation.start(par, &mut self.s, filter, x);
             let s_vec = &self.s;
             for_each_indexed_if(par, &mut self.r, |l, r| *r = s_vec[orig(l)]);
         } else {
-            let xs: &[Vec3] = x;
             for_each_indexed_if(par, &mut self.r, |l, r| {
                 let i = orig(l);
-                *r = filter[i].apply_a(Vec3A::from(b[i] - a.row_mul(i, xs)))
+                *r = filter[i].apply_a(Vec3A::from(b[i] - Vec3::from(ax[i])))
             });
         }
         let mut delta = self
