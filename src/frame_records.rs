@@ -94,9 +94,13 @@ impl FrameRecords {
                 .then(|| min_distance_serial(&self.x, &self.shapes, |s| s));
             (d, count_intersections_serial(&self.x, &self.triangles))
         } else {
-            let d = (!self.shapes.is_empty() && !self.x.is_empty())
-                .then(|| min_distance(&self.x, &self.shapes, |s| s));
-            (d, count_intersections(&self.x, &self.triangles))
+            // Side by side: the distance fills the pool while the count makes and buckets its
+            // cell entries.
+            let (x, shapes, triangles) = (&self.x, &self.shapes, &self.triangles);
+            rayon::join(
+                || (!shapes.is_empty() && !x.is_empty()).then(|| min_distance(x, shapes, |s| s)),
+                || count_intersections(x, triangles),
+            )
         };
         let measured = clock.elapsed().as_secs_f64();
         let mut stages = w.stages;
