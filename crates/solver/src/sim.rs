@@ -104,7 +104,9 @@ pub struct SimSettings {
     /// contact with may stretch that vertex's triangles without holding it against the step:
     /// like the pins' driven motion in [`Self::strain_jump`]'s rule, the strain a moving body's
     /// contacts add to their triangles (against the same contacts on a body at rest) is not
-    /// held against the step up to this level. Impacts on bodies at rest are judged as before.
+    /// held against the step up to this level, and so is the body's share of the projection out
+    /// of it (the surface's own advance into a vertex). Impacts on bodies at rest are judged as
+    /// before.
     /// Default [`DEFAULT_BODY_STRAIN_ALLOWANCE`]; see `step/accept.rs`, `judge`.
     pub body_strain_allowance: f32,
     /// Most halvings of one substep before giving up (non-finite: error; otherwise accepted and

@@ -50,6 +50,8 @@ pub struct Workspace {
     pub(crate) damped_last: bool,
     /// Per vertex: held by a collider this substep (contact or projection).
     pub(crate) held: Vec<bool>,
+    /// Per vertex: the bodies' part of its projection this substep (m, [`crate::collide::ContactDetector::body_pushes`]).
+    pub(crate) body_push: Vec<glam::Vec3>,
     /// The triangles with a hard-pinned vertex, ascending: the only ones whose strain the pins'
     /// motion can excuse ([`crate::step::accept::judge`]).
     pub(crate) pinned_triangles: Vec<u32>,
@@ -86,6 +88,7 @@ impl Workspace {
             warm_dv: Vec::new(),
             damped_last: false,
             held: vec![false; n],
+            body_push: vec![glam::Vec3::ZERO; n],
             pinned_triangles: (0..model.triangles.len() as u32)
                 .filter(|&t| {
                     let tri = model.triangles[t as usize];

@@ -1,7 +1,8 @@
 //! The adaptive step does not hold against it the stretch a moving body's contacts impose
 //! (`SimSettings::body_strain_allowance`; `step/accept.rs`, `judge`): a leg swinging into a hanging
-//! hem takes fewer substeps with the allowance than without, stays out of the leg and under a
-//! strain bound; a body at rest gives the same bits with and without it.
+//! hem takes fewer substeps with the allowance than without (its contacts and its pushing the hem
+//! out of its way excused), stays out of the leg and under a strain bound; a body at rest gives the
+//! same bits with and without it.
 
 use clothbake_solver::fixtures::{hard_pins, sheet, sheet_vertex};
 use clothbake_solver::*;
@@ -48,6 +49,8 @@ struct Swing {
     contacts: usize,
     /// Smallest vertex–leg distance after any frame (m).
     min_distance: f32,
+    /// Largest edge stretch (|e|/|e_rest| − 1) of any frame's end positions.
+    max_edge_stretch: f32,
     positions: Vec<Vec3>,
 }
 
@@ -64,7 +67,15 @@ fn swing(allowance: f32, speed: f32, z_start: f32) -> Swing {
         cg_tolerance: 3e-4,
         ..Default::default()
     };
-    let mut sim = Simulation::new(vec![hem()], settings).expect("valid sheet");
+    let garment = hem();
+    let edges: Vec<[usize; 2]> = garment
+        .triangles
+        .iter()
+        .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
+        .map(|[a, b]| [a as usize, b as usize])
+        .collect();
+    let rest = garment.positions.clone();
+    let mut sim = Simulation::new(vec![garment], settings).expect("valid sheet");
     let mut z = z_start;
     let mut out = Swing {
         tries: 0,
@@ -72,6 +83,7 @@ fn swing(allowance: f32, speed: f32, z_start: f32) -> Swing {
         max_strain: 0.0,
         contacts: 0,
         min_distance: f32::INFINITY,
+        max_edge_stretch: 0.0,
         positions: Vec::new(),
     };
     for _ in 0..24 {
@@ -86,8 +98,13 @@ fn swing(allowance: f32, speed: f32, z_start: f32) -> Swing {
         out.rejected += r.rejected_substeps;
         out.max_strain = out.max_strain.max(r.max_strain);
         out.contacts += r.contacts as usize;
-        for &p in sim.garment_positions(0) {
+        let x = sim.garment_positions(0);
+        for &p in x {
             out.min_distance = out.min_distance.min(c.end.distance(p).0);
+        }
+        for &[a, b] in &edges {
+            let stretch = x[a].distance(x[b]) / rest[a].distance(rest[b]) - 1.0;
+            out.max_edge_stretch = out.max_edge_stretch.max(stretch);
         }
     }
     out.positions = sim.garment_positions(0).to_vec();
@@ -104,19 +121,23 @@ fn a_leg_dragging_a_hem_is_not_halved_for_the_stretch_it_imposes() {
         -0.1 - RADIUS,
     );
     eprintln!(
-        "allowance 0: {} tries ({} rejected), max strain {:.3}, min distance {:.4} m; default: {} \
-         tries ({} rejected), max strain {:.3}, min distance {:.4} m",
+        "allowance 0: {} tries ({} rejected), max strain {:.3}, edge stretch {:.3}, min distance \
+         {:.4} m; default: {} tries ({} rejected), max strain {:.3}, edge stretch {:.3}, min \
+         distance {:.4} m",
         strict.tries,
         strict.rejected,
         strict.max_strain,
+        strict.max_edge_stretch,
         strict.min_distance,
         allowed.tries,
         allowed.rejected,
         allowed.max_strain,
+        allowed.max_edge_stretch,
         allowed.min_distance
     );
-    // The leg carries the hem: without the allowance the step halves at its contacts (measured:
-    // 162 tries, 15 rejected; with it 140, 10; max strain 0.108 and 0.184).
+    // The leg carries the hem: without the allowance the step halves at its contacts and where
+    // it pushes the hem out of its way (measured: 148 tries, 12 rejected, max edge stretch
+    // 0.104; with it 134, 10, 0.213 — 140, 10, 0.157 when only contacts were excused).
     assert!(strict.rejected >= 5, "{} rejected", strict.rejected);
     assert!(
         allowed.tries < strict.tries && allowed.rejected < strict.rejected,
@@ -133,6 +154,11 @@ fn a_leg_dragging_a_hem_is_not_halved_for_the_stretch_it_imposes() {
             s.min_distance
         );
         assert!(s.max_strain < 0.3, "{name}: max strain {}", s.max_strain);
+        assert!(
+            s.max_edge_stretch < 0.25,
+            "{name}: edge stretch {}",
+            s.max_edge_stretch
+        );
     }
 }
 

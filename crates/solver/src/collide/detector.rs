@@ -27,6 +27,9 @@ pub(super) struct ChunkScratch {
     pub(super) min_distance: f32,
     /// Per vertex of this chunk: moved by the last [`ContactDetector::project_out`].
     pub(super) moved: Vec<bool>,
+    /// Per vertex of this chunk: the part of its projection the bodies' own motion made (m,
+    /// along the normals; zero if not moved), [`ContactDetector::body_pushes`].
+    pub(super) push: Vec<Vec3>,
 }
 
 /// Reusable workspace for [`ContactDetector::detect`]: swept collider boxes and per-chunk buffers.

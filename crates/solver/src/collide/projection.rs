@@ -114,6 +114,7 @@ impl ContactDetector {
                 let mut min_distance = f32::INFINITY;
                 let mut next_contact = 0;
                 scratch.moved.clear();
+                scratch.push.clear();
                 let blocks = xs
                     .chunks_mut(BLOCK_VERTICES)
                     .zip(vs.chunks_mut(BLOCK_VERTICES));
@@ -123,6 +124,7 @@ impl ContactDetector {
                     // Unreported, hard-pinned vertices need nothing ([`Pair::project`]).
                     if !reported && fx[range.clone()].iter().all(|&f| f) {
                         scratch.moved.extend(xb.iter().map(|p| p.is_nan()));
+                        scratch.push.extend(xb.iter().map(|_| Vec3::ZERO));
                         continue;
                     }
                     let lo = chunk_contacts.partition_point(|c| (c.vertex as usize) < bfirst);
@@ -140,6 +142,7 @@ impl ContactDetector {
                         if !reported && fx[range.start + j] {
                             // As `*xi != before` below (NaN ≠ NaN).
                             scratch.moved.push(xi.is_nan());
+                            scratch.push.push(Vec3::ZERO);
                             continue;
                         }
                         let before = *xi;
@@ -162,12 +165,14 @@ impl ContactDetector {
                             contacts: mine,
                         };
                         let mut moved_at = None;
+                        let mut push = Vec3::ZERO;
                         for &k in &scratch.block {
                             let (c, b) = (
                                 &colliders[k as usize],
                                 [boxes[k as usize], swept[k as usize]],
                             );
-                            if pair.project(k, c, &b, xi, vi, &mut min_distance) {
+                            if let Some(share) = pair.project(k, c, &b, xi, vi, &mut min_distance) {
+                                push += share;
                                 moved_at = Some(k);
                                 break;
                             }
@@ -180,10 +185,15 @@ impl ContactDetector {
                                     &colliders[k as usize],
                                     [boxes[k as usize], swept[k as usize]],
                                 );
-                                pair.project(k, c, &b, xi, vi, &mut min_distance);
+                                if let Some(share) =
+                                    pair.project(k, c, &b, xi, vi, &mut min_distance)
+                                {
+                                    push += share;
+                                }
                             }
                         }
                         scratch.moved.push(*xi != before);
+                        scratch.push.push(push);
                     }
                 }
                 scratch.min_distance = min_distance;
@@ -198,6 +208,16 @@ impl ContactDetector {
 }
 
 impl ContactDetector {
+    /// Per vertex of the last [`Self::project_out`]: the part of its projection that the
+    /// colliders' own motion over the substep made, along the normal (m): the lesser of the
+    /// projection depth and the surface's normal displacement h·v_s (zero where the surface did not
+    /// advance, or the vertex was not moved).
+    pub fn body_pushes(&self, push: &mut [Vec3]) {
+        for (part, scratch) in push.chunks_mut(CHUNK_VERTICES).zip(&self.chunks) {
+            part.copy_from_slice(&scratch.push);
+        }
+    }
+
     /// Which vertices the last [`Self::project_out`] moved (its end position differs from the
     /// one it was given), into `moved` (one entry per vertex of that call).
     pub fn moved_by_projection(&self, moved: &mut [bool]) {
@@ -319,8 +339,8 @@ struct Pair<'a> {
 impl Pair<'_> {
     /// Projects vertex (x, v) out of collider `k` with end and swept boxes `[end, swept]` if it
     /// is closer than the thickness (on its entry side if its motion went through); folds its
-    /// distance into `min_distance` when the end box is within the report margin. Returns true if
-    /// the vertex moved.
+    /// distance into `min_distance` when the end box is within the report margin. Returns, if
+    /// the vertex moved, the bodies' share of the move ([`ContactDetector::body_pushes`]).
     fn project(
         &self,
         k: u32,
@@ -329,7 +349,7 @@ impl Pair<'_> {
         x: &mut Vec3,
         v: &mut Vec3,
         min_distance: &mut f32,
-    ) -> bool {
+    ) -> Option<Vec3> {
         let th = self.thickness;
         let near = end.overlaps(&Aabb { min: *x, max: *x }.inflate(th.max(0.0) + self.margin));
         let path = Aabb {
@@ -337,16 +357,16 @@ impl Pair<'_> {
             max: self.x0.max(*x),
         };
         if !near && !swept.overlaps(&path.inflate(th.max(0.0))) {
-            return false;
+            return None;
         }
         // Unreported, a hard-pinned vertex (never moved) or one out of reach needs nothing more.
         let mut rate = None;
         if !self.reported {
             if self.fixed {
-                return false;
+                return None;
             }
             match self.reach(k, c, end, *x) {
-                Reach::Out => return false,
+                Reach::Out => return None,
                 Reach::Maybe(bound) => rate = bound,
             }
         }
@@ -385,12 +405,13 @@ impl Pair<'_> {
                 *v += (surface_speed - vn) * normal;
             }
             *min_distance = min_distance.min(th);
-            true
+            // The bodies' share of the projection: as far as the surface itself advanced.
+            Some(normal * (th - d).min((surface_speed * self.h).max(0.0)))
         } else {
             if near {
                 *min_distance = min_distance.min(d);
             }
-            false
+            None
         }
     }
 

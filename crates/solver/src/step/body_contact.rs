@@ -113,6 +113,7 @@ pub(crate) fn release(
     );
     if ws.sub_colliders.is_empty() {
         ws.held.fill(false);
+        ws.body_push.fill(glam::Vec3::ZERO);
         return Ok(f32::INFINITY);
     }
     let d = &mut ws.detector;
@@ -127,6 +128,7 @@ pub(crate) fn release(
     let min = d.project_out(colliders, h, contacts, x0, thickness, fixed, report, x, v);
     let min = min.map_err(|e| SimError::Input(e.to_string()))?;
     ws.detector.moved_by_projection(&mut ws.held);
+    ws.detector.body_pushes(&mut ws.body_push);
     Ok(min)
 }
 
