@@ -141,8 +141,9 @@ pub(crate) fn judge(
     // Each triangle's stretch at the base x0 is the assembly's of this substep (the same
     // positions and the same bits, `forces::stretch_shear`'s
     // `system_stretch_is_bit_identical_to_stretch`), unless further Newton iterations assembled
-    // again at their iterates: then it is evaluated here. On the dress-walk sample a quarter of
-    // the triangles have a pinned vertex, each of them evaluated three times per substep.
+    // again at their iterates: then it is evaluated here. On the dress-walk sample 4,440 of the
+    // 20,128 triangles have a pinned vertex, each evaluated three times per substep before
+    // (callgrind, the judge over 4 frames at one thread: 48.7M → 45.3M instructions).
     let base_stretch: Option<&[f32]> = (settings.newton_iterations == 1
         && settings.integrator != Integrator::Verlet
         && ws.assembly.stretch.len() == model.triangles.len())
