@@ -397,7 +397,7 @@ impl Model {
                 }
                 _ => HingeRest::from_positions(hinge.map(|i| rest_positions[i as usize])),
             };
-            // Lazily: an eager error (its garment name allocated) per element was 10 % of the
+            // Lazily: an eager error (its garment name allocated) per element was 18 % of the
             // dress-walk sample's model building (callgrind).
             let rest = rest.ok_or_else(|| ModelError::ZeroAreaTriangle {
                 garment: name.to_string(),
