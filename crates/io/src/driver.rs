@@ -25,6 +25,24 @@ pub struct Driver {
     samples: Vec<Vec<Vec3>>,
 }
 
+/// A driver file's points per sample and its samples as stored (file convention, not checked).
+pub(crate) type DriverValues = (usize, Vec<Vec<Vec3>>);
+
+/// Reads and decodes the driver file `path` (PC2, or MDD by extension), unchecked: the first
+/// half of [`Driver::load`], which can run on its own thread.
+pub(crate) fn read_values(path: &Path) -> Result<DriverValues> {
+    Ok(match extension(path).as_str() {
+        "mdd" => {
+            let c = read_mdd_values(path, false)?;
+            (c.num_points, c.frames)
+        }
+        _ => {
+            let c = read_pc2_values(path, false)?;
+            (c.num_points, c.frames)
+        }
+    })
+}
+
 impl Driver {
     /// Reads `path` (PC2 or MDD by extension) for a garment of `num_points` source vertices whose
     /// file convention is `up`. Errors name `scene` and `field` (`garment[i].driver`), with the
@@ -38,6 +56,22 @@ impl Driver {
         frame_start: i32,
         space: DriverSpace,
     ) -> Result<Self> {
+        Self::load_read(scene, field, path, num_points, up, frame_start, space, None)
+    }
+
+    /// [`Self::load`] with the file's [`read_values`] already made (on another thread while the
+    /// mesh loaded), if `read` is given: the same driver or the same error.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn load_read(
+        scene: &Path,
+        field: &str,
+        path: &Path,
+        num_points: usize,
+        up: Up,
+        frame_start: i32,
+        space: DriverSpace,
+        read: Option<Result<DriverValues>>,
+    ) -> Result<Self> {
         if !path.is_file() {
             return Err(IoError::invalid(
                 scene,
@@ -46,16 +80,7 @@ impl Driver {
             ));
         }
         let wrap = |e: IoError| IoError::invalid(scene, field, e.to_string());
-        let (points, frames) = match extension(path).as_str() {
-            "mdd" => {
-                let c = read_mdd_values(path, false).map_err(wrap)?;
-                (c.num_points, c.frames)
-            }
-            _ => {
-                let c = read_pc2_values(path, false).map_err(wrap)?;
-                (c.num_points, c.frames)
-            }
-        };
+        let (points, frames) = read.unwrap_or_else(|| read_values(path)).map_err(wrap)?;
         if points != num_points {
             return Err(IoError::invalid(
                 scene,

@@ -10,7 +10,7 @@ use crate::axes::{obj_local_to_world, to_y_up};
 use crate::cache_writer::CacheTiming;
 use crate::clock::Clock;
 use crate::colliders::{Colliders, Track};
-use crate::driver::Driver;
+use crate::driver::{read_values, Driver, DriverValues};
 use crate::error::{IoError, Result};
 use crate::garment::Garment;
 use crate::garment_motion::{GarmentMotion, Placement, Pose};
@@ -146,23 +146,38 @@ pub fn load_scene(path: &Path, material_presets: &[&str]) -> Result<LoadedScene>
             *time_end = Some(time_end.map_or(e, |x: f32| x.max(e)));
         }
     };
-    let mut garments = Vec::with_capacity(file.garments.len());
-    for (i, g) in file.garments.iter().enumerate() {
-        check_exists(&file.path, &format!("garment[{i}].mesh"), &g.mesh)?;
-        let garment = if g.is_gltf() {
-            let rig = cache.get(
-                &g.mesh,
-                g.animation.as_ref(),
-                &file.path,
-                format!("garment[{i}].animation"),
-            )?;
-            note_rig(&rig, &mut time_end);
-            load_gltf_garment(&file.path, i, g, rig, clock, preroll)?
-        } else {
-            load_obj_garment(&file.path, i, g, preroll)?
-        };
-        garments.push(garment);
-    }
+    // Each garment's driver file is read and decoded on a thread of its own while the meshes load
+    // (on the dress-walk sample its 5.9 MB took 11 ms, the OBJ 8 ms, perf); the driver is checked
+    // where it always was, so the errors and their order are unchanged.
+    let garments = std::thread::scope(|scope| -> Result<Vec<Garment>> {
+        let mut reads: Vec<Option<DriverRead<'_>>> = file
+            .garments
+            .iter()
+            .map(|g| {
+                let path = g.driver.as_deref().filter(|p| p.is_file())?;
+                Some(scope.spawn(move || read_values(path)))
+            })
+            .collect();
+        let mut garments = Vec::with_capacity(file.garments.len());
+        for (i, g) in file.garments.iter().enumerate() {
+            check_exists(&file.path, &format!("garment[{i}].mesh"), &g.mesh)?;
+            let read = reads[i].take();
+            let garment = if g.is_gltf() {
+                let rig = cache.get(
+                    &g.mesh,
+                    g.animation.as_ref(),
+                    &file.path,
+                    format!("garment[{i}].animation"),
+                )?;
+                note_rig(&rig, &mut time_end);
+                load_gltf_garment(&file.path, i, g, rig, clock, preroll, read)?
+            } else {
+                load_obj_garment(&file.path, i, g, preroll, read)?
+            };
+            garments.push(garment);
+        }
+        Ok(garments)
+    })?;
     let mut tracks = Vec::new();
     let mut names = Vec::new();
     let mut collider_rigs: Vec<Arc<GltfRig>> = Vec::new();
@@ -274,7 +289,16 @@ fn check_exists(scene: &Path, field: &str, file: &Path) -> Result<()> {
     }
 }
 
-fn load_obj_garment(scene: &Path, i: usize, g: &GarmentSpec, preroll: Preroll) -> Result<Garment> {
+/// A driver file being read on its own thread ([`read_values`]).
+type DriverRead<'s> = std::thread::ScopedJoinHandle<'s, Result<DriverValues>>;
+
+fn load_obj_garment(
+    scene: &Path,
+    i: usize,
+    g: &GarmentSpec,
+    preroll: Preroll,
+    driver_read: Option<DriverRead<'_>>,
+) -> Result<Garment> {
     let src = read_obj(&g.mesh)?;
     let c = to_y_up(g.up);
     let local: Vec<Vec3> = src
@@ -301,7 +325,7 @@ fn load_obj_garment(scene: &Path, i: usize, g: &GarmentSpec, preroll: Preroll) -
         rest_frame: preroll.frame_start as f32,
     };
     let welded = weld(&src, None);
-    finish_garment(scene, i, g, src, welded, None, motion, preroll)
+    finish_garment(scene, i, g, src, welded, None, motion, preroll, driver_read)
 }
 
 fn load_gltf_garment(
@@ -311,6 +335,7 @@ fn load_gltf_garment(
     rig: Arc<GltfRig>,
     clock: Clock,
     preroll: Preroll,
+    driver_read: Option<DriverRead<'_>>,
 ) -> Result<Garment> {
     if g.up == Up::Z {
         return Err(IoError::invalid(
@@ -384,6 +409,7 @@ fn load_gltf_garment(
         gm.pin_weights,
         motion,
         preroll,
+        driver_read,
     )
 }
 
@@ -397,6 +423,7 @@ fn finish_garment(
     attr_weights: Option<Vec<f32>>,
     motion: GarmentMotion,
     preroll: Preroll,
+    driver_read: Option<DriverRead<'_>>,
 ) -> Result<Garment> {
     if g.rest_shape == RestShape::Uv && welded.tri_uvs.is_none() {
         return Err(IoError::invalid(
@@ -468,7 +495,7 @@ fn finish_garment(
     };
     let pins = Pins::from_source(pairs, &welded.source_to_sim, stiffness, follow);
     let driver = match &g.driver {
-        Some(path) => Some(Driver::load(
+        Some(path) => Some(Driver::load_read(
             scene,
             &format!("garment[{i}].driver"),
             path,
@@ -477,6 +504,7 @@ fn finish_garment(
             g.driver_frame_start
                 .unwrap_or_else(|| preroll.first_simulated()),
             g.driver_space,
+            driver_read.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
         )?),
         None => None,
     };

@@ -42,9 +42,11 @@ struct Gather {
 }
 
 impl Gather {
-    /// From (target, source) pairs; sources of a target keep ascending source order.
-    fn new(targets: usize, mut pairs: Vec<(u32, u32)>) -> Self {
-        pairs.sort_unstable();
+    /// From (target, source) pairs; sources of a target keep ascending source order (the pairs
+    /// sorted as tuples). A counting sort by target, each target's sources then sorted (the
+    /// callers make them ascending already): the comparison sort of the tuples was half of the
+    /// set-up of the dress-walk sample's system (10.7 of 21 ms in `Assembly::new`, perf).
+    fn new(targets: usize, pairs: Vec<(u32, u32)>) -> Self {
         let mut ptr = vec![0u32; targets + 1];
         for &(t, _) in &pairs {
             ptr[t as usize + 1] += 1;
@@ -52,10 +54,20 @@ impl Gather {
         for t in 0..targets {
             ptr[t + 1] += ptr[t];
         }
-        Gather {
-            ptr,
-            src: pairs.into_iter().map(|(_, s)| s).collect(),
+        let mut fill = ptr.clone();
+        let mut src = vec![0u32; pairs.len()];
+        for &(t, s) in &pairs {
+            let at = &mut fill[t as usize];
+            src[*at as usize] = s;
+            *at += 1;
         }
+        for t in 0..targets {
+            let list = &mut src[ptr[t] as usize..ptr[t + 1] as usize];
+            if list.windows(2).any(|w| w[0] > w[1]) {
+                list.sort_unstable();
+            }
+        }
+        Gather { ptr, src }
     }
 
     #[inline]

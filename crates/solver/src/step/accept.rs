@@ -27,9 +27,10 @@
 
 use rayon::prelude::*;
 
-use crate::forces::{strain_and_stretch_wide, stretch_wide};
+use crate::forces::{strain_and_stretch_wide, stretch_wide, TriangleRest};
 use crate::integrator::Integrator;
 use crate::linalg::{reduce, CgResult, Filter};
+use crate::material::Material;
 use crate::model::Model;
 use crate::report::Rejection;
 use crate::sim::{SimSettings, GROW_AFTER};
@@ -164,6 +165,20 @@ pub(crate) fn judge(
         }
     };
     let driven_vertex = |i: usize| held(i) || (pushed(i) && !pinned[i]);
+    // Each triangle's stretch at the base x0 is the assembly's of this substep (the same
+    // positions and the same bits, `forces::stretch_shear`'s
+    // `system_stretch_is_bit_identical_to_stretch`), unless further Newton iterations assembled
+    // again at their iterates: then it is evaluated here. On the dress-walk sample 4,440 of the
+    // 20,128 triangles have a pinned vertex, each evaluated three times per substep before
+    // (callgrind, the judge over 4 frames at one thread: 48.7M → 45.3M instructions).
+    let base_stretch: Option<&[f32]> = (settings.newton_iterations == 1
+        && settings.integrator != Integrator::Verlet
+        && ws.assembly.stretch.len() == model.triangles.len())
+    .then_some(&ws.assembly.stretch[..]);
+    let stretch_at_base = |t: usize, rest: &TriangleRest, mat: &Material| match base_stretch {
+        Some(s) => s[t],
+        None => stretch_wide(&model.triangles[t].map(|i| wide(bx[i as usize])), rest, mat),
+    };
     // A triangle held by a body and by no pin: its driven stretch, capped at the allowance.
     let body_driven_at = |t: usize| {
         let tri = model.triangles[t];
@@ -174,7 +189,7 @@ pub(crate) fn judge(
         }
         let rest = &model.triangle_rest[t];
         let mat = &model.materials[model.triangle_material[t] as usize];
-        let s_base = stretch_wide(&tri.map(|i| wide(bx[i as usize])), rest, mat);
+        let s_base = stretch_at_base(t, rest, mat);
         let s_body = stretch_wide(&tri.map(|i| wide(x_body(i))), rest, mat);
         let s_rest = stretch_wide(&tri.map(|i| wide(x_rest(i))), rest, mat);
         s_base.max((s_base + (s_body - s_rest).max(0.0)).min(allowance))
@@ -198,7 +213,7 @@ pub(crate) fn judge(
         let tri = model.triangles[t];
         let rest = &model.triangle_rest[t];
         let mat = &model.materials[model.triangle_material[t] as usize];
-        let s_base = stretch_wide(&tri.map(|i| wide(bx[i as usize])), rest, mat);
+        let s_base = stretch_at_base(t, rest, mat);
         let s_pin = stretch_wide(&tri.map(|i| wide(x_pin(i))), rest, mat);
         let s_free = stretch_wide(&tri.map(|i| wide(free(i))), rest, mat);
         s_base + (s_pin - s_free).max(0.0)
