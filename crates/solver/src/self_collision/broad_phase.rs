@@ -151,7 +151,7 @@
 //! [`Expand::expand`]'s feature tests (1.33 → 1.35 ms).
 
 use super::adjacent_pairs::AdjacentPairs;
-use super::dop18::Dop18;
+use super::dop18::{Dop18, DopBox};
 use super::parallel::par_chunks;
 use super::topology::VertexTriangles;
 use bvh::Bvh;
@@ -241,6 +241,8 @@ pub(super) struct Features {
     pub verts: Vec<u32>,
     estart: Vec<u32>,
     pub edges: Vec<u32>,
+    /// The vertices of `edges[i]`, as in the mesh's edge list.
+    pub ends: Vec<[u32; 2]>,
 }
 
 impl Features {
@@ -287,12 +289,13 @@ impl Features {
             (start, items)
         };
         let (vstart, verts) = csr(&vowner);
-        let (estart, edges) = csr(&eowner);
+        let (estart, owned) = csr(&eowner);
         Self {
             vstart,
             verts,
             estart,
-            edges,
+            ends: owned.iter().map(|&e| edges[e as usize]).collect(),
+            edges: owned,
         }
     }
 
@@ -364,9 +367,10 @@ pub struct BroadPhase {
     /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
     /// not through the hierarchy; made at the first build).
     neighbour_tris: Vec<[u32; 2]>,
-    /// 18-DOPs of the triangles, and of the edges in the order of `features`.
+    /// 18-DOPs of the triangles, and the boxes of the edges in the order of `features` (their
+    /// diagonal ranges are recomputed from the vertices for the pairs whose boxes overlap).
     tdop: Vec<Dop18>,
-    edop: Vec<Dop18>,
+    ebox: Vec<DopBox>,
     bufs: Vec<Task>,
     /// Candidates of the neighbour-pair list of the last build, per chunk.
     near: Vec<Task>,
@@ -406,13 +410,28 @@ struct Expand<'a> {
     features: &'a Features,
     clusters: &'a [Cluster],
     fixed: &'a Fixed,
-    /// 18-DOPs of the triangles, and of the vertices and edges in the order of `features`.
+    /// 18-DOPs of the triangles and vertices, boxes of the edges in the order of `features`.
     tdop: &'a [Dop18],
     vdop: &'a [Dop18],
-    edop: &'a [Dop18],
+    ebox: &'a [DopBox],
 }
 
 impl Expand<'_> {
+    /// The 18-DOP of edge slot `i` (in the order of `features`), from its vertices' as the
+    /// bounds would hold it.
+    #[inline]
+    fn edge_dop(&self, i: usize) -> Dop18 {
+        let [a, b] = self.features.ends[i];
+        self.vdop[a as usize].union(&self.vdop[b as usize])
+    }
+
+    /// Do the 18-DOPs of edge slots `i` and `j` overlap? The box first.
+    #[inline]
+    fn edges_overlap(&self, i: usize, j: usize) -> bool {
+        self.ebox[i].overlaps(&self.ebox[j])
+            && self.edge_dop(i).overlaps_diagonals(&self.edge_dop(j))
+    }
+
     /// Candidates from clusters `a` ≠ `b` whose boxes overlap: [`Self::expand`] for every pair of
     /// their triangles that share no vertex and may collide (different garments, or one garment
     /// with self-collision on). Triangles sharing a vertex give nothing here: their pairs are in
@@ -483,9 +502,8 @@ impl Expand<'_> {
         }
         let (ra, rb) = (f.edge_range(a), f.edge_range(b));
         for i in ra {
-            let di = &self.edop[i];
             for j in rb.clone() {
-                if di.overlaps(&self.edop[j]) {
+                if self.edges_overlap(i, j) {
                     let (e, g) = (f.edges[i], f.edges[j]);
                     if !fixed.edge_edge(e, g) {
                         buf.ee.push([e.min(g), e.max(g)]);
@@ -513,7 +531,7 @@ impl Expand<'_> {
             }
         }
         for &[i, j] in &adj.ee[ee] {
-            if self.edop[i as usize].overlaps_box_first(&self.edop[j as usize]) {
+            if self.edges_overlap(i as usize, j as usize) {
                 let (e, g) = (f.edges[i as usize], f.edges[j as usize]);
                 let v = self.mesh.edges[e as usize][0];
                 if self.mesh.self_collides(v) {
@@ -543,7 +561,7 @@ impl BroadPhase {
             },
             vdop: vec![Dop18::EMPTY; n],
             tdop: vec![Dop18::EMPTY; triangles.len()],
-            edop: vec![Dop18::EMPTY; edges.len()],
+            ebox: vec![DopBox::EMPTY; edges.len()],
             features,
             ..Self::default()
         }
@@ -595,7 +613,7 @@ impl BroadPhase {
             fixed: &self.fixed,
             tdop: &self.tdop,
             vdop: &self.vdop,
-            edop: &self.edop,
+            ebox: &self.ebox,
         };
         // The tree is refit by one thread; the neighbour pairs are tested meanwhile, in fixed
         // chunks (so their order does not depend on the thread count).
@@ -689,7 +707,7 @@ impl BroadPhase {
         self.built = true;
         // Triangles and edges in one parallel region (both need only the vertex bounds).
         let vdop = &self.vdop;
-        let (tdop, edop, owned) = (&mut self.tdop, &mut self.edop, &self.features.edges);
+        let (tdop, ebox, ends) = (&mut self.tdop, &mut self.ebox, &self.features.ends);
         rayon::join(
             || {
                 tdop.par_chunks_mut(BOUNDS_CHUNK)
@@ -702,12 +720,12 @@ impl BroadPhase {
                     })
             },
             || {
-                edop.par_chunks_mut(BOUNDS_CHUNK)
-                    .zip(owned.par_chunks(BOUNDS_CHUNK))
+                ebox.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(ends.par_chunks(BOUNDS_CHUNK))
                     .for_each(|(ds, es)| {
-                        for (d, &e) in ds.iter_mut().zip(es) {
-                            let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
-                            *d = vdop[i].union(&vdop[j]);
+                        for (d, e) in ds.iter_mut().zip(es) {
+                            let [i, j] = e.map(|v| v as usize);
+                            *d = vdop[i].box_union(&vdop[j]);
                         }
                     })
             },

@@ -27,6 +27,30 @@ fn project(p: Vec3) -> [Vec3; 3] {
     [p, p + q, p - q]
 }
 
+/// The box part of a [`Dop18`] (m; the fourth lanes −∞ / +∞): 32 bytes against 96, for bounds
+/// stored for many primitives whose pairs are mostly apart along x, y or z, with the diagonal
+/// ranges recomputed from their vertices for the few whose boxes overlap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DopBox {
+    lo: Vec4,
+    hi: Vec4,
+}
+
+impl DopBox {
+    /// Overlaps nothing.
+    pub const EMPTY: DopBox = DopBox {
+        lo: Vec4::INFINITY,
+        hi: Vec4::NEG_INFINITY,
+    };
+
+    /// Overlap along x, y and z (closed intervals; a NaN bound overlaps nothing), as
+    /// [`Dop18::overlaps_box`] of the DOPs it is the box of.
+    #[inline]
+    pub fn overlaps(&self, o: &DopBox) -> bool {
+        (self.lo.cmple(o.hi) & o.lo.cmple(self.hi)).all()
+    }
+}
+
 impl Dop18 {
     /// Overlaps nothing.
     pub const EMPTY: Dop18 = Dop18 {
@@ -80,14 +104,34 @@ impl Dop18 {
         }
     }
 
+    /// The box of `self` ∪ `o` ([`Self::union`]'s box lanes, bit for bit).
+    #[inline]
+    pub fn box_union(&self, o: &Dop18) -> DopBox {
+        DopBox {
+            lo: self.lo[0].min(o.lo[0]),
+            hi: self.hi[0].max(o.hi[0]),
+        }
+    }
+
+    /// Overlap along x, y and z (the box part of [`Self::overlaps`]).
+    #[inline]
+    pub fn overlaps_box(&self, o: &Dop18) -> bool {
+        (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0])).all()
+    }
+
     /// [`Self::overlaps`], the box first: for pairs that are mostly apart (the neighbour lists:
     /// 81 % of them are apart along x, y or z on the dress-walk sample).
     #[inline]
     pub fn overlaps_box_first(&self, o: &Dop18) -> bool {
-        (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0])).all()
-            && ((self.lo[1].cmple(o.hi[1]) & o.lo[1].cmple(self.hi[1]))
-                & (self.lo[2].cmple(o.hi[2]) & o.lo[2].cmple(self.hi[2])))
-            .all()
+        self.overlaps_box(o) && self.overlaps_diagonals(o)
+    }
+
+    /// Overlap along the six diagonal axes (the rest of [`Self::overlaps`]).
+    #[inline]
+    pub fn overlaps_diagonals(&self, o: &Dop18) -> bool {
+        ((self.lo[1].cmple(o.hi[1]) & o.lo[1].cmple(self.hi[1]))
+            & (self.lo[2].cmple(o.hi[2]) & o.lo[2].cmple(self.hi[2])))
+        .all()
     }
 
     /// Overlap along all nine axes (closed intervals; a NaN bound overlaps nothing).
