@@ -367,9 +367,9 @@ pub struct BroadPhase {
     /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
     /// not through the hierarchy; made at the first build).
     neighbour_tris: Vec<[u32; 2]>,
-    /// 18-DOPs of the triangles, and the boxes of the edges in the order of `features` (their
-    /// diagonal ranges are recomputed from the vertices for the pairs whose boxes overlap).
-    tdop: Vec<Dop18>,
+    /// Boxes of the triangles, and of the edges in the order of `features` (their diagonal
+    /// ranges are recomputed from the vertices for the pairs whose boxes overlap).
+    tbox: Vec<DopBox>,
     ebox: Vec<DopBox>,
     bufs: Vec<Task>,
     /// Candidates of the neighbour-pair list of the last build, per chunk.
@@ -401,7 +401,7 @@ pub struct BroadPhase {
     shift: Vec3,
     pad: f32,
     /// Scratch of [`frame_shift`].
-    disp: Vec<f32>,
+    disp: Vec<Vec3>,
 }
 
 /// Read-only inputs of the per-pair expansion.
@@ -410,9 +410,10 @@ struct Expand<'a> {
     features: &'a Features,
     clusters: &'a [Cluster],
     fixed: &'a Fixed,
-    /// 18-DOPs of the triangles and vertices, boxes of the edges in the order of `features`.
-    tdop: &'a [Dop18],
+    /// 18-DOPs of the vertices, boxes of the triangles and of the edges in the order of
+    /// `features`.
     vdop: &'a [Dop18],
+    tbox: &'a [DopBox],
     ebox: &'a [DopBox],
 }
 
@@ -423,6 +424,21 @@ impl Expand<'_> {
     fn edge_dop(&self, i: usize) -> Dop18 {
         let [a, b] = self.features.ends[i];
         self.vdop[a as usize].union(&self.vdop[b as usize])
+    }
+
+    /// The 18-DOP of triangle `t`, from its vertices' as the bounds would hold it.
+    #[inline]
+    fn triangle_dop(&self, t: u32) -> Dop18 {
+        triangle_dop(self.vdop, self.mesh.triangles[t as usize])
+    }
+
+    /// Do the 18-DOPs of triangles `s` and `t` overlap? The box first.
+    #[inline]
+    fn triangles_overlap(&self, s: u32, t: u32) -> bool {
+        self.tbox[s as usize].overlaps(&self.tbox[t as usize])
+            && self
+                .triangle_dop(s)
+                .overlaps_diagonals(&self.triangle_dop(t))
     }
 
     /// Do the 18-DOPs of edge slots `i` and `j` overlap? The box first.
@@ -471,7 +487,7 @@ impl Expand<'_> {
     fn neighbour_triangles(&self, pairs: &[[u32; 2]], buf: &mut Task) {
         for &[s, t] in pairs {
             // Most are apart: test before the call.
-            if self.tdop[s as usize].overlaps_box_first(&self.tdop[t as usize])
+            if self.triangles_overlap(s, t)
                 && self.mesh.self_collides(self.mesh.triangles[s as usize][0])
             {
                 self.expand(s, t, buf);
@@ -486,13 +502,18 @@ impl Expand<'_> {
     /// since a feature's DOP lies in its triangle's. No feature pair made here shares a vertex.
     #[inline(never)]
     fn expand(&self, a: u32, b: u32, buf: &mut Task) {
-        let (da, db) = (&self.tdop[a as usize], &self.tdop[b as usize]);
         let fixed = self.fixed;
-        if !da.overlaps(db) || fixed.tri[a as usize] && fixed.tri[b as usize] {
+        if fixed.tri[a as usize] && fixed.tri[b as usize]
+            || !self.tbox[a as usize].overlaps(&self.tbox[b as usize])
+        {
+            return;
+        }
+        let (da, db) = (self.triangle_dop(a), self.triangle_dop(b));
+        if !da.overlaps_diagonals(&db) {
             return;
         }
         let f = self.features;
-        for (p, t, dt) in [(a, b, db), (b, a, da)] {
+        for (p, t, dt) in [(a, b, &db), (b, a, &da)] {
             for k in f.vert_range(p) {
                 let v = f.verts[k];
                 if self.vdop[v as usize].overlaps(dt) && !fixed.vertex_triangle(v, t) {
@@ -524,7 +545,8 @@ impl Expand<'_> {
     ) {
         let f = self.features;
         for &[v, t] in &adj.vf[vf] {
-            if self.vdop[v as usize].overlaps_box_first(&self.tdop[t as usize])
+            if self.vdop[v as usize].overlaps_box_of(&self.tbox[t as usize])
+                && self.vdop[v as usize].overlaps_diagonals(&self.triangle_dop(t))
                 && self.mesh.self_collides(v)
             {
                 buf.vf.push([v, t]);
@@ -560,7 +582,7 @@ impl BroadPhase {
                 cluster: Vec::new(),
             },
             vdop: vec![Dop18::EMPTY; n],
-            tdop: vec![Dop18::EMPTY; triangles.len()],
+            tbox: vec![DopBox::EMPTY; triangles.len()],
             ebox: vec![DopBox::EMPTY; edges.len()],
             features,
             ..Self::default()
@@ -611,7 +633,7 @@ impl BroadPhase {
             features: &self.features,
             clusters: &self.clusters,
             fixed: &self.fixed,
-            tdop: &self.tdop,
+            tbox: &self.tbox,
             vdop: &self.vdop,
             ebox: &self.ebox,
         };
@@ -626,7 +648,13 @@ impl BroadPhase {
             .max(neighbour_tris.len())
             .div_ceil(ADJACENT_CHUNK);
         rayon::join(
-            || bvh.refit(&self.tdop, &self.fixed.cluster),
+            || {
+                let (vdop, tris) = (&self.vdop, mesh.triangles);
+                bvh.refit(
+                    |t| triangle_dop(vdop, tris[t as usize]),
+                    &self.fixed.cluster,
+                )
+            },
             || {
                 par_chunks(near, near_chunks, |c, task| {
                     task.clear();
@@ -707,15 +735,15 @@ impl BroadPhase {
         self.built = true;
         // Triangles and edges in one parallel region (both need only the vertex bounds).
         let vdop = &self.vdop;
-        let (tdop, ebox, ends) = (&mut self.tdop, &mut self.ebox, &self.features.ends);
+        let (tbox, ebox, ends) = (&mut self.tbox, &mut self.ebox, &self.features.ends);
         rayon::join(
             || {
-                tdop.par_chunks_mut(BOUNDS_CHUNK)
+                tbox.par_chunks_mut(BOUNDS_CHUNK)
                     .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
                     .for_each(|(ds, ts)| {
                         for (d, t) in ds.iter_mut().zip(ts) {
                             let [i, j, k] = t.map(|v| v as usize);
-                            *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+                            *d = vdop[i].box_union(&vdop[j]).union_dop(&vdop[k]);
                         }
                     })
             },
@@ -733,6 +761,14 @@ impl BroadPhase {
     }
 }
 
+/// The 18-DOP of the triangle with corners `tri`, from the vertex 18-DOPs `vdop` (always in this
+/// order, so that every computation of it gives the same bits).
+#[inline]
+fn triangle_dop(vdop: &[Dop18], tri: [u32; 3]) -> Dop18 {
+    let [i, j, k] = tri.map(|v| v as usize);
+    vdop[i].union(&vdop[j]).union(&vdop[k])
+}
+
 /// Most vertices [`frame_shift`] takes the median of (every k-th).
 const SHIFT_SAMPLES: usize = 1024;
 
@@ -745,24 +781,22 @@ const SHIFT_SAMPLES: usize = 1024;
 /// the substep, like the world-frame sweeps did, with about a sixth of the candidates on the
 /// dress-walk sample. The median, not the mean, so that one exploding vertex cannot stretch every
 /// other vertex's sweep; of at most [`SHIFT_SAMPLES`] vertices, evenly spaced in index order (the
-/// frame only needs to be near the typical motion). `scratch` is reusable.
-fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<f32>) -> Vec3 {
+/// frame only needs to be near the typical motion). The samples are read in one pass (the
+/// build's only serial part of any size). `scratch` is reusable.
+fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<Vec3>) -> Vec3 {
     if x0.is_empty() {
         return Vec3::ZERO;
     }
     let stride = x0.len().div_ceil(SHIFT_SAMPLES);
+    scratch.clear();
+    scratch.extend(x0.iter().zip(x1).step_by(stride).map(|(&a, &b)| b - a));
+    let mid = scratch.len() / 2;
     let mut shift = [0.0f32; 3];
     for (axis, s) in shift.iter_mut().enumerate() {
-        scratch.clear();
-        scratch.extend(
-            x0.iter()
-                .zip(x1)
-                .step_by(stride)
-                .map(|(a, b)| b[axis] - a[axis]),
-        );
-        let mid = scratch.len() / 2;
-        let (_, m, _) = scratch.select_nth_unstable_by(mid, f32::total_cmp);
-        *s = *m;
+        // The k-th smallest in the total order does not depend on the permutation left by the
+        // selection along the previous axis.
+        let (_, m, _) = scratch.select_nth_unstable_by(mid, |a, b| a[axis].total_cmp(&b[axis]));
+        *s = m[axis];
     }
     let shift = Vec3::from(shift);
     if shift.is_finite() {

@@ -89,14 +89,14 @@ struct Leaf {
 }
 
 impl Leaf {
-    /// The bounds from the triangle DOPs `tdop`; the whole space if one is NaN (see the module
-    /// doc).
+    /// The bounds from the triangle DOPs `tdop(t)`; the whole space if one is NaN (see the
+    /// module doc).
     #[inline]
-    fn refit(&mut self, tdop: &[Dop18], fixed: &[bool]) {
+    fn refit(&mut self, tdop: &impl Fn(u32) -> Dop18, fixed: &[bool]) {
         let [s, t] = self.tris;
-        let mut d = tdop[s as usize];
+        let mut d = tdop(s);
         if t != NONE {
-            d = d.union(&tdop[t as usize]);
+            d = d.union(&tdop(t));
         }
         self.dop = if d.has_nan() { Dop18::EVERYTHING } else { d };
         self.fixed = fixed[self.cluster as usize];
@@ -321,10 +321,10 @@ impl Bvh {
         (self.node[n].dop, self.node[n].fixed) = (dop, fixed);
     }
 
-    /// New bounds from the triangle 18-DOPs `tdop` and the immovable clusters `fixed[c]`.
-    pub fn refit(&mut self, tdop: &[Dop18], fixed: &[bool]) {
+    /// New bounds from the triangle 18-DOPs `tdop(t)` and the immovable clusters `fixed[c]`.
+    pub fn refit(&mut self, tdop: impl Fn(u32) -> Dop18, fixed: &[bool]) {
         for c in &mut self.leaf {
-            c.refit(tdop, fixed);
+            c.refit(&tdop, fixed);
         }
         for n in (0..self.node.len()).rev() {
             self.refit_node(n);
@@ -332,9 +332,9 @@ impl Bvh {
     }
 
     /// New bounds ([`Self::refit`]) of the clusters `changed` only, and of their ancestors.
-    pub fn refit_some(&mut self, changed: &[u32], tdop: &[Dop18], fixed: &[bool]) {
+    pub fn refit_some(&mut self, changed: &[u32], tdop: impl Fn(u32) -> Dop18, fixed: &[bool]) {
         for &c in changed {
-            self.leaf[self.slot[c as usize] as usize].refit(tdop, fixed);
+            self.leaf[self.slot[c as usize] as usize].refit(&tdop, fixed);
             let mut n = self.leaf_node[c as usize];
             while n != NONE {
                 self.refit_node(n as usize);
@@ -387,9 +387,9 @@ impl Bvh {
     /// neighbours, apart, and a branch per pair was often mispredicted).
     #[inline]
     fn box_hits(a: &Leaf, leaf: &[Leaf]) -> u64 {
-        leaf.iter().enumerate().fold(0, |m, (j, b)| {
-            m | (a.dop.overlaps_box(&b.dop) as u64) << j
-        })
+        leaf.iter()
+            .enumerate()
+            .fold(0, |m, (j, b)| m | (a.dop.overlaps_box(&b.dop) as u64) << j)
     }
 
     /// Clusters `a` and `b`, known to share no vertex and to have overlapping boxes
@@ -555,7 +555,7 @@ mod tests {
         let (clusters, mut tdop, centres, fixed) = scene(400);
         let mut bvh = Bvh::new(&clusters, &centres);
         assert!(bvh.jobs().len() > 100, "{} jobs", bvh.jobs().len());
-        bvh.refit(&tdop, &fixed);
+        bvh.refit(|t| tdop[t as usize], &fixed);
         let want = brute(&clusters, &tdop, &fixed);
         assert!(want.len() > 200, "{} pairs", want.len());
         assert_eq!(traverse(&bvh), want);
@@ -567,7 +567,7 @@ mod tests {
             let far = Vec3::splat(if c == 250 { 1.0e6 } else { 0.12 });
             tdop[t] = tdop[t].union(&Dop18::swept(centres[c as usize] + far, Vec3::ZERO, 0.01));
         }
-        bvh.refit_some(&moved, &tdop, &fixed);
+        bvh.refit_some(&moved, |t| tdop[t as usize], &fixed);
         let want = brute(&clusters, &tdop, &fixed);
         assert_eq!(traverse(&bvh), want);
         let mut stack = Vec::new();
@@ -596,7 +596,7 @@ mod tests {
         let nan = Vec3::new(0.5, f32::NAN, 0.5);
         tdop[2 * 41 + 1] = Dop18::swept(nan, nan, 0.01);
         let mut bvh = Bvh::new(&clusters, &centres);
-        bvh.refit(&tdop, &fixed);
+        bvh.refit(|t| tdop[t as usize], &fixed);
         let got = traverse(&bvh);
         let finite = |c: u32| {
             let cl = &clusters[c as usize];
