@@ -637,23 +637,27 @@ impl BroadPhase {
             vdop: &self.vdop,
             ebox: &self.ebox,
         };
-        // The tree is refit by one thread; the neighbour pairs are tested meanwhile, in fixed
-        // chunks (so their order does not depend on the thread count).
+        // The nodes of the tree are refit by one thread and then it is traversed in its fixed jobs,
+        // while the neighbour pairs are tested in fixed chunks: one parallel region, whose
+        // threads take the jobs of both (their order does not depend on the thread count).
         let (bvh, adjacent, near) = (&mut self.bvh, &self.adjacent, &mut self.near);
-        let neighbour_tris = &self.neighbour_tris;
+        let (neighbour_tris, bufs) = (&self.neighbour_tris, &mut self.bufs);
         let near_chunks = adjacent
             .vf
             .len()
             .max(adjacent.ee.len())
             .max(neighbour_tris.len())
             .div_ceil(ADJACENT_CHUNK);
+        let jobs = bvh.jobs().len();
         rayon::join(
             || {
-                let (vdop, tris) = (&self.vdop, mesh.triangles);
-                bvh.refit(
-                    |t| triangle_dop(vdop, tris[t as usize]),
-                    &self.fixed.cluster,
-                )
+                bvh.refit_nodes();
+                let bvh = &*bvh;
+                let jobs = bvh.jobs();
+                par_chunks(bufs, jobs.len(), |c, task| {
+                    task.clear();
+                    bvh.run(jobs[c], &mut |a, b| ex.clusters(a, b, task));
+                });
             },
             || {
                 par_chunks(near, near_chunks, |c, task| {
@@ -671,14 +675,7 @@ impl BroadPhase {
         self.raw_ee.clear();
         let (raw_vf, raw_ee) = (&mut self.raw_vf, &mut self.raw_ee);
         Task::append_all(&self.near[..near_chunks], raw_vf, raw_ee);
-        // Overlapping cluster pairs from the self-traversal, in its fixed jobs.
-        let bvh = &self.bvh;
-        let jobs = bvh.jobs();
-        let filled = par_chunks(&mut self.bufs, jobs.len(), |c, task| {
-            task.clear();
-            bvh.run(jobs[c], &mut |a, b| ex.clusters(a, b, task));
-        });
-        Task::append_all(filled, raw_vf, raw_ee);
+        Task::append_all(&self.bufs[..jobs], raw_vf, raw_ee);
         let (n, ne) = (x0.len(), mesh.edges.len());
         let (raw_vf, counts_vf, vf) = (&self.raw_vf, &mut self.counts_vf, &mut self.vf);
         let (raw_ee, counts_ee, ee) = (&self.raw_ee, &mut self.counts_ee, &mut self.ee);
@@ -733,29 +730,37 @@ impl BroadPhase {
         }
         self.stale_list.clear();
         self.built = true;
-        // Triangles and edges in one parallel region (both need only the vertex bounds).
+        // Triangles, edges and the tree's clusters in one parallel region (all need only the
+        // vertex bounds).
         let vdop = &self.vdop;
         let (tbox, ebox, ends) = (&mut self.tbox, &mut self.ebox, &self.features.ends);
+        let (bvh, fixed) = (&mut self.bvh, &self.fixed.cluster);
+        let tris = mesh.triangles;
         rayon::join(
+            || bvh.refit_leaves(|t| triangle_dop(vdop, tris[t as usize]), fixed),
             || {
-                tbox.par_chunks_mut(BOUNDS_CHUNK)
-                    .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
-                    .for_each(|(ds, ts)| {
-                        for (d, t) in ds.iter_mut().zip(ts) {
-                            let [i, j, k] = t.map(|v| v as usize);
-                            *d = vdop[i].box_union(&vdop[j]).union_dop(&vdop[k]);
-                        }
-                    })
-            },
-            || {
-                ebox.par_chunks_mut(BOUNDS_CHUNK)
-                    .zip(ends.par_chunks(BOUNDS_CHUNK))
-                    .for_each(|(ds, es)| {
-                        for (d, e) in ds.iter_mut().zip(es) {
-                            let [i, j] = e.map(|v| v as usize);
-                            *d = vdop[i].box_union(&vdop[j]);
-                        }
-                    })
+                rayon::join(
+                    || {
+                        tbox.par_chunks_mut(BOUNDS_CHUNK)
+                            .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
+                            .for_each(|(ds, ts)| {
+                                for (d, t) in ds.iter_mut().zip(ts) {
+                                    let [i, j, k] = t.map(|v| v as usize);
+                                    *d = vdop[i].box_union(&vdop[j]).union_dop(&vdop[k]);
+                                }
+                            })
+                    },
+                    || {
+                        ebox.par_chunks_mut(BOUNDS_CHUNK)
+                            .zip(ends.par_chunks(BOUNDS_CHUNK))
+                            .for_each(|(ds, es)| {
+                                for (d, e) in ds.iter_mut().zip(es) {
+                                    let [i, j] = e.map(|v| v as usize);
+                                    *d = vdop[i].box_union(&vdop[j]);
+                                }
+                            })
+                    },
+                );
             },
         );
     }
