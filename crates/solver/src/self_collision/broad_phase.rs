@@ -367,9 +367,9 @@ pub struct BroadPhase {
     /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
     /// not through the hierarchy; made at the first build).
     neighbour_tris: Vec<[u32; 2]>,
-    /// Boxes of the triangles, and of the edges in the order of `features` (their diagonal
-    /// ranges are recomputed from the vertices for the pairs whose boxes overlap).
-    tbox: Vec<DopBox>,
+    /// 18-DOPs of the triangles, and the boxes of the edges in the order of `features` (their
+    /// diagonal ranges are recomputed from the vertices for the pairs whose boxes overlap).
+    tdop: Vec<Dop18>,
     ebox: Vec<DopBox>,
     bufs: Vec<Task>,
     /// Candidates of the neighbour-pair list of the last build, per chunk.
@@ -410,10 +410,9 @@ struct Expand<'a> {
     features: &'a Features,
     clusters: &'a [Cluster],
     fixed: &'a Fixed,
-    /// 18-DOPs of the vertices, boxes of the triangles and of the edges in the order of
-    /// `features`.
+    /// 18-DOPs of the triangles and vertices, boxes of the edges in the order of `features`.
+    tdop: &'a [Dop18],
     vdop: &'a [Dop18],
-    tbox: &'a [DopBox],
     ebox: &'a [DopBox],
 }
 
@@ -424,21 +423,6 @@ impl Expand<'_> {
     fn edge_dop(&self, i: usize) -> Dop18 {
         let [a, b] = self.features.ends[i];
         self.vdop[a as usize].union(&self.vdop[b as usize])
-    }
-
-    /// The 18-DOP of triangle `t`, from its vertices' as the bounds would hold it.
-    #[inline]
-    fn triangle_dop(&self, t: u32) -> Dop18 {
-        triangle_dop(self.vdop, self.mesh.triangles[t as usize])
-    }
-
-    /// Do the 18-DOPs of triangles `s` and `t` overlap? The box first.
-    #[inline]
-    fn triangles_overlap(&self, s: u32, t: u32) -> bool {
-        self.tbox[s as usize].overlaps(&self.tbox[t as usize])
-            && self
-                .triangle_dop(s)
-                .overlaps_diagonals(&self.triangle_dop(t))
     }
 
     /// Do the 18-DOPs of edge slots `i` and `j` overlap? The box first.
@@ -487,7 +471,7 @@ impl Expand<'_> {
     fn neighbour_triangles(&self, pairs: &[[u32; 2]], buf: &mut Task) {
         for &[s, t] in pairs {
             // Most are apart: test before the call.
-            if self.triangles_overlap(s, t)
+            if self.tdop[s as usize].overlaps_box_first(&self.tdop[t as usize])
                 && self.mesh.self_collides(self.mesh.triangles[s as usize][0])
             {
                 self.expand(s, t, buf);
@@ -502,18 +486,13 @@ impl Expand<'_> {
     /// since a feature's DOP lies in its triangle's. No feature pair made here shares a vertex.
     #[inline(never)]
     fn expand(&self, a: u32, b: u32, buf: &mut Task) {
+        let (da, db) = (&self.tdop[a as usize], &self.tdop[b as usize]);
         let fixed = self.fixed;
-        if fixed.tri[a as usize] && fixed.tri[b as usize]
-            || !self.tbox[a as usize].overlaps(&self.tbox[b as usize])
-        {
-            return;
-        }
-        let (da, db) = (self.triangle_dop(a), self.triangle_dop(b));
-        if !da.overlaps_diagonals(&db) {
+        if !da.overlaps(db) || fixed.tri[a as usize] && fixed.tri[b as usize] {
             return;
         }
         let f = self.features;
-        for (p, t, dt) in [(a, b, &db), (b, a, &da)] {
+        for (p, t, dt) in [(a, b, db), (b, a, da)] {
             for k in f.vert_range(p) {
                 let v = f.verts[k];
                 if self.vdop[v as usize].overlaps(dt) && !fixed.vertex_triangle(v, t) {
@@ -545,8 +524,7 @@ impl Expand<'_> {
     ) {
         let f = self.features;
         for &[v, t] in &adj.vf[vf] {
-            if self.vdop[v as usize].overlaps_box_of(&self.tbox[t as usize])
-                && self.vdop[v as usize].overlaps_diagonals(&self.triangle_dop(t))
+            if self.vdop[v as usize].overlaps_box_first(&self.tdop[t as usize])
                 && self.mesh.self_collides(v)
             {
                 buf.vf.push([v, t]);
@@ -582,7 +560,7 @@ impl BroadPhase {
                 cluster: Vec::new(),
             },
             vdop: vec![Dop18::EMPTY; n],
-            tbox: vec![DopBox::EMPTY; triangles.len()],
+            tdop: vec![Dop18::EMPTY; triangles.len()],
             ebox: vec![DopBox::EMPTY; edges.len()],
             features,
             ..Self::default()
@@ -633,15 +611,16 @@ impl BroadPhase {
             features: &self.features,
             clusters: &self.clusters,
             fixed: &self.fixed,
-            tbox: &self.tbox,
+            tdop: &self.tdop,
             vdop: &self.vdop,
             ebox: &self.ebox,
         };
-        // The nodes of the tree are refit by one thread and then it is traversed in its fixed jobs,
-        // while the neighbour pairs are tested in fixed chunks: one parallel region, whose
-        // threads take the jobs of both (their order does not depend on the thread count).
+        // The tree is refit and then traversed in its fixed jobs while the neighbour pairs are
+        // tested in fixed chunks: one parallel region, whose threads take the tasks of both
+        // (their order does not depend on the thread count).
         let (bvh, adjacent, near) = (&mut self.bvh, &self.adjacent, &mut self.near);
         let (neighbour_tris, bufs) = (&self.neighbour_tris, &mut self.bufs);
+        let (tdop, fixed) = (&self.tdop, &self.fixed.cluster);
         let near_chunks = adjacent
             .vf
             .len()
@@ -651,6 +630,7 @@ impl BroadPhase {
         let jobs = bvh.jobs().len();
         rayon::join(
             || {
+                bvh.refit_leaves(|t| tdop[t as usize], fixed);
                 bvh.refit_nodes();
                 let bvh = &*bvh;
                 let jobs = bvh.jobs();
@@ -730,48 +710,32 @@ impl BroadPhase {
         }
         self.stale_list.clear();
         self.built = true;
-        // Triangles, edges and the tree's clusters in one parallel region (all need only the
-        // vertex bounds).
+        // Triangles and edges in one parallel region (both need only the vertex bounds).
         let vdop = &self.vdop;
-        let (tbox, ebox, ends) = (&mut self.tbox, &mut self.ebox, &self.features.ends);
-        let (bvh, fixed) = (&mut self.bvh, &self.fixed.cluster);
-        let tris = mesh.triangles;
+        let (tdop, ebox, ends) = (&mut self.tdop, &mut self.ebox, &self.features.ends);
         rayon::join(
-            || bvh.refit_leaves(|t| triangle_dop(vdop, tris[t as usize]), fixed),
             || {
-                rayon::join(
-                    || {
-                        tbox.par_chunks_mut(BOUNDS_CHUNK)
-                            .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
-                            .for_each(|(ds, ts)| {
-                                for (d, t) in ds.iter_mut().zip(ts) {
-                                    let [i, j, k] = t.map(|v| v as usize);
-                                    *d = vdop[i].box_union(&vdop[j]).union_dop(&vdop[k]);
-                                }
-                            })
-                    },
-                    || {
-                        ebox.par_chunks_mut(BOUNDS_CHUNK)
-                            .zip(ends.par_chunks(BOUNDS_CHUNK))
-                            .for_each(|(ds, es)| {
-                                for (d, e) in ds.iter_mut().zip(es) {
-                                    let [i, j] = e.map(|v| v as usize);
-                                    *d = vdop[i].box_union(&vdop[j]);
-                                }
-                            })
-                    },
-                );
+                tdop.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(mesh.triangles.par_chunks(BOUNDS_CHUNK))
+                    .for_each(|(ds, ts)| {
+                        for (d, t) in ds.iter_mut().zip(ts) {
+                            let [i, j, k] = t.map(|v| v as usize);
+                            *d = vdop[i].union(&vdop[j]).union(&vdop[k]);
+                        }
+                    })
+            },
+            || {
+                ebox.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(ends.par_chunks(BOUNDS_CHUNK))
+                    .for_each(|(ds, es)| {
+                        for (d, e) in ds.iter_mut().zip(es) {
+                            let [i, j] = e.map(|v| v as usize);
+                            *d = vdop[i].box_union(&vdop[j]);
+                        }
+                    })
             },
         );
     }
-}
-
-/// The 18-DOP of the triangle with corners `tri`, from the vertex 18-DOPs `vdop` (always in this
-/// order, so that every computation of it gives the same bits).
-#[inline]
-fn triangle_dop(vdop: &[Dop18], tri: [u32; 3]) -> Dop18 {
-    let [i, j, k] = tri.map(|v| v as usize);
-    vdop[i].union(&vdop[j]).union(&vdop[k])
 }
 
 /// Most vertices [`frame_shift`] takes the median of (every k-th).
@@ -786,8 +750,7 @@ const SHIFT_SAMPLES: usize = 1024;
 /// the substep, like the world-frame sweeps did, with about a sixth of the candidates on the
 /// dress-walk sample. The median, not the mean, so that one exploding vertex cannot stretch every
 /// other vertex's sweep; of at most [`SHIFT_SAMPLES`] vertices, evenly spaced in index order (the
-/// frame only needs to be near the typical motion). The samples are read in one pass (the
-/// build's only serial part of any size). `scratch` is reusable.
+/// frame only needs to be near the typical motion), read in one pass. `scratch` is reusable.
 fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<Vec3>) -> Vec3 {
     if x0.is_empty() {
         return Vec3::ZERO;

@@ -49,15 +49,6 @@ impl DopBox {
     pub fn overlaps(&self, o: &DopBox) -> bool {
         (self.lo.cmple(o.hi) & o.lo.cmple(self.hi)).all()
     }
-
-    /// The box of (the DOP of `self`) ∪ `d` ([`Dop18::union`]'s box lanes, bit for bit).
-    #[inline]
-    pub fn union_dop(&self, d: &Dop18) -> DopBox {
-        DopBox {
-            lo: self.lo.min(d.lo[0]),
-            hi: self.hi.max(d.hi[0]),
-        }
-    }
 }
 
 impl Dop18 {
@@ -128,10 +119,11 @@ impl Dop18 {
         (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0])).all()
     }
 
-    /// [`Self::overlaps_box`] with a DOP of box `b`.
+    /// [`Self::overlaps`], the box first: for pairs that are mostly apart (the neighbour lists:
+    /// 81 % of them are apart along x, y or z on the dress-walk sample).
     #[inline]
-    pub fn overlaps_box_of(&self, b: &DopBox) -> bool {
-        (self.lo[0].cmple(b.hi) & b.lo.cmple(self.hi[0])).all()
+    pub fn overlaps_box_first(&self, o: &Dop18) -> bool {
+        self.overlaps_box(o) && self.overlaps_diagonals(o)
     }
 
     /// Overlap along the six diagonal axes (the rest of [`Self::overlaps`]).

@@ -24,7 +24,7 @@
 //! Because the bounds only grow, the list stays a superset of what continuous collision needs,
 //! and its contacts, tested pair by pair in canonical order, are the same as after a rebuild.
 
-use super::{triangle_dop, BroadPhase, Expand, Mesh, Task};
+use super::{BroadPhase, Expand, Mesh, Task};
 use crate::self_collision::dop18::Dop18;
 use glam::Vec3;
 
@@ -81,7 +81,7 @@ impl BroadPhase {
         let vdop = &self.vdop;
         for &t in tris.iter() {
             let [i, j, k] = mesh.triangles[t as usize].map(|v| v as usize);
-            self.tbox[t as usize] = vdop[i].box_union(&vdop[j]).union_dop(&vdop[k]);
+            self.tdop[t as usize] = vdop[i].union(&vdop[j]).union(&vdop[k]);
             for s in self.features.edge_range(t) {
                 let [a, b] = self.features.ends[s].map(|v| v as usize);
                 self.ebox[s] = vdop[a].box_union(&vdop[b]);
@@ -93,17 +93,14 @@ impl BroadPhase {
                 self.stale_list.push(c);
             }
         }
-        self.bvh.refit_some(
-            clusters,
-            |t| triangle_dop(vdop, mesh.triangles[t as usize]),
-            &self.fixed.cluster,
-        );
+        self.bvh
+            .refit_some(clusters, |t| self.tdop[t as usize], &self.fixed.cluster);
         let ex = Expand {
             mesh,
             features: &self.features,
             clusters: &self.clusters,
             fixed: &self.fixed,
-            tbox: &self.tbox,
+            tdop: &self.tdop,
             vdop: &self.vdop,
             ebox: &self.ebox,
         };
@@ -147,7 +144,7 @@ impl Expand<'_> {
             return;
         }
         for (p, t) in [(a, b), (b, a)] {
-            let (tri, dt) = (&tris[t as usize], &self.triangle_dop(t));
+            let (tri, dt) = (&tris[t as usize], &self.tdop[t as usize]);
             for k in f.vert_range(p) {
                 let v = f.verts[k];
                 if !tri.contains(&v)
