@@ -18,10 +18,12 @@
 //!   made at the first build ([`neighbour_clusters`]);
 //! * clusters sharing no vertex: the pairs the self-traversal finds (it skips touching clusters).
 //!
-//! The two lists are tested in fixed chunks while one thread refits the tree, and the traversal
-//! runs as a fixed list of jobs (subtrees and sibling pairs), each filling its own buffer. A pair
-//! is kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a
-//! sheet lying in a coordinate plane that removes many neighbours whose boxes merely touch. The
+//! The two lists are tested in fixed chunks while one thread refits the tree and then traverses
+//! it as a fixed list of jobs (subtrees and sibling pairs), all in one parallel region, each
+//! chunk and job filling its own buffer. A pair is kept only if its [`Dop18`]s (the box plus the
+//! diagonal axes x±y, y±z, z±x) overlap: on a sheet lying in a coordinate plane that removes many
+//! neighbours whose boxes merely touch; edges keep only their boxes ([`DopBox`]) and get their
+//! diagonal ranges from their vertices when the boxes overlap (see round 8 below). The
 //! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
 //! edge) — by a counting sort (a comparison sort when the pairs are few for the keys), so it
 //! depends neither on the thread count nor on the tree: it is exactly the brute-force list (the

@@ -4,11 +4,11 @@
 //!
 //! The tree is made at the first build by median splits of the cluster centres along the longest
 //! axis of their spread, up to [`LEAF_SIZE`] clusters per leaf, nodes in preorder (a parent before its children).
-//! Every build refits it bottom-up — a cluster's 18-DOP is the union of its triangles', a
-//! node's the union of its clusters' or children's — in one reverse pass, and finds the
-//! overlapping cluster pairs by a self-traversal (node with itself: its children with themselves
-//! and with each other; node pair: the children pairs whose DOPs overlap), testing the clusters
-//! of two leaves pair by pair. Pairs of clusters sharing a vertex are skipped there (they always
+//! Every build refits it bottom-up — a cluster's 18-DOP is the union of its triangles' (in
+//! parallel chunks), a node's the union of its clusters' or children's (in one reverse pass) —
+//! and finds the overlapping cluster pairs by a self-traversal (node with itself: its children
+//! with themselves and with each other; node pair: the children pairs whose DOPs overlap),
+//! testing the clusters of two leaves pair by pair, their boxes as a branch-free mask first. Pairs of clusters sharing a vertex are skipped there (they always
 //! overlap; [`super::neighbour_clusters`] lists their triangle pairs), by masks of the touching
 //! cluster pairs of every two leaves made with the tree ([`Touch`]). Subtrees made only of
 //! immovable clusters ([`super::Fixed`]) are not descended against each other. The traversal is
