@@ -151,6 +151,28 @@
 //! (lo, hi per axis group, so the box is 32 contiguous bytes: 1.29–1.44 → 1.37–1.49 ms);
 //! neighbour-list tasks of 4,096 pairs instead of 16,384 (no change); the box first in
 //! [`Expand::expand`]'s feature tests (1.33 → 1.35 ms).
+//!
+//! ## Smaller bounds, fewer parallel regions (round 8)
+//!
+//! The 30,340 edges of the dress-walk sample keep only their boxes ([`DopBox`], 32 bytes instead
+//! of 96: 1.0 MB written per build instead of 2.9); the diagonal ranges of two edges are
+//! recomputed from their vertices' 18-DOPs (the same unions in the same order, so the same bits)
+//! for the pairs whose boxes overlap, about a fifth of the 119,934 neighbour edge pairs. The
+//! leaves of a traversal test the boxes of one cluster against all of another leaf's as a
+//! branch-free mask, and the frame's samples are read in one pass. The tree's refit and
+//! traversal run in one parallel region beside the neighbour lists (one barrier less; the leaves
+//! are refit in chunks). Instructions of the 46 builds of the first 12 frames
+//! (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind --branch-sim=yes`, [`BroadPhase::build`]
+//! inclusive, first build's set-up included): 772.8 → 843.1 M, mispredicted branches 5.54 →
+//! 4.94 M. CPU time in [`BroadPhase::build`] over the whole bake at one thread (`perf record -e
+//! cpu-clock -F 2000 --call-graph=dwarf`, alternating runs, load average 3–5): 579–598 ms (5
+//! runs) → 537–570 ms (4 runs). Caches byte-identical to 3add282 (dress-walk and skirt-walk, one
+//! and two threads). Tried and not kept: triangles as boxes too, with their diagonal ranges and
+//! the cluster refit from the vertices (587–602 ms: the neighbour-cluster triangles 37–52 → 67–75
+//! ms); the neighbour lists' box tests branch-free in blocks of 64 (mispredictions there 1.78 →
+//! 0.28 M, but 90 M instructions more; `Expand::adjacent` 121–122 → 130–140 ms); no test of each
+//! cluster against the other leaf's node before the mask (36 M instructions more, 0.45 M
+//! mispredictions fewer, no difference seen).
 
 use super::adjacent_pairs::AdjacentPairs;
 use super::dop18::{Dop18, DopBox};

@@ -233,6 +233,43 @@ mod tests {
     }
 
     #[test]
+    fn box_parts_agree_with_the_whole() {
+        let mut s = 0x0b0c_5eed_7777_1234u64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let dops: Vec<Dop18> = (0..40)
+            .map(|_| {
+                let a = Vec3::new(r(), r(), r());
+                Dop18::swept(a, a + 0.3 * Vec3::new(r(), r(), r()), 0.05 * r())
+            })
+            .collect();
+        let (mut boxes, mut whole) = (0, 0);
+        for w in dops.windows(2) {
+            for o in &dops {
+                let (u, b) = (w[0].union(&w[1]), w[0].box_union(&w[1]));
+                assert_eq!(
+                    b,
+                    DopBox {
+                        lo: u.lo[0],
+                        hi: u.hi[0]
+                    }
+                );
+                assert_eq!(u.overlaps_box(o), b.overlaps(&o.box_union(o)));
+                let full = u.overlaps(o);
+                assert_eq!(full, u.overlaps_box(o) && u.overlaps_diagonals(o));
+                assert_eq!(full, u.overlaps_box_first(o));
+                boxes += u.overlaps_box(o) as u32;
+                whole += full as u32;
+            }
+        }
+        assert!(whole > 100 && boxes > whole + 50, "{boxes} {whole}");
+    }
+
+    #[test]
     fn union_and_containment_hold_the_swept_motion() {
         let (a, b, r) = (Vec3::new(0.3, -1.0, 2.0), Vec3::new(-0.5, 0.25, 1.0), 0.1);
         let s = Dop18::swept(a, b, r);
