@@ -106,7 +106,8 @@ impl Leaf {
     }
 }
 
-/// The hierarchy: topology fixed at [`Bvh::new`], bounds refit by [`Bvh::refit`].
+/// The hierarchy: topology fixed at [`Bvh::new`], bounds refit by [`Bvh::refit_leaves`] and
+/// [`Bvh::refit_nodes`].
 #[derive(Debug, Default)]
 pub struct Bvh {
     /// Nodes in preorder (the root first).
@@ -349,7 +350,7 @@ impl Bvh {
         }
     }
 
-    /// New bounds ([`Self::refit`]) of the clusters `changed` only, and of their ancestors.
+    /// New bounds ([`Self::refit_leaves`]) of the clusters `changed` only, and of their ancestors.
     pub fn refit_some(&mut self, changed: &[u32], tdop: impl Fn(u32) -> Dop18, fixed: &[bool]) {
         for &c in changed {
             self.leaf[self.slot[c as usize] as usize].refit(&tdop, fixed);
