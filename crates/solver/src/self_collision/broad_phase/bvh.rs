@@ -8,8 +8,9 @@
 //! parallel chunks), a node's the union of its clusters' or children's (in one reverse pass) —
 //! and finds the overlapping cluster pairs by a self-traversal (node with itself: its children
 //! with themselves and with each other; node pair: the children pairs whose DOPs overlap),
-//! testing the clusters of two leaves pair by pair, their boxes as a branch-free mask first. Pairs of clusters sharing a vertex are skipped there (they always
-//! overlap; [`super::neighbour_clusters`] lists their triangle pairs), by masks of the touching
+//! testing the clusters of two leaves pair by pair, their boxes as a branch-free mask first.
+//! Pairs of clusters sharing a vertex are skipped there (they always overlap;
+//! [`super::neighbour_clusters`] lists their triangle pairs), by masks of the touching
 //! cluster pairs of every two leaves made with the tree ([`Touch`]). Subtrees made only of
 //! immovable clusters ([`super::Fixed`]) are not descended against each other. The traversal is
 //! split into a fixed list of jobs (the self-pairs of the subtrees at depth [`JOB_DEPTH`] and the
