@@ -18,10 +18,12 @@
 //!   made at the first build ([`neighbour_clusters`]);
 //! * clusters sharing no vertex: the pairs the self-traversal finds (it skips touching clusters).
 //!
-//! The two lists are tested in fixed chunks while one thread refits the tree, and the traversal
-//! runs as a fixed list of jobs (subtrees and sibling pairs), each filling its own buffer. A pair
-//! is kept only if its [`Dop18`]s (the box plus the diagonal axes x±y, y±z, z±x) overlap: on a
-//! sheet lying in a coordinate plane that removes many neighbours whose boxes merely touch. The
+//! The two lists are tested in fixed chunks while one thread refits the tree and then traverses
+//! it as a fixed list of jobs (subtrees and sibling pairs), all in one parallel region, each
+//! chunk and job filling its own buffer. A pair is kept only if its [`Dop18`]s (the box plus the
+//! diagonal axes x±y, y±z, z±x) overlap: on a sheet lying in a coordinate plane that removes many
+//! neighbours whose boxes merely touch; edges keep only their boxes ([`DopBox`]) and get their
+//! diagonal ranges from their vertices when the boxes overlap (see round 8 below). The
 //! result is put in canonical order — vertex–triangle by (vertex, triangle), edge–edge by (edge,
 //! edge) — by a counting sort (a comparison sort when the pairs are few for the keys), so it
 //! depends neither on the thread count nor on the tree: it is exactly the brute-force list (the
@@ -149,9 +151,31 @@
 //! (lo, hi per axis group, so the box is 32 contiguous bytes: 1.29–1.44 → 1.37–1.49 ms);
 //! neighbour-list tasks of 4,096 pairs instead of 16,384 (no change); the box first in
 //! [`Expand::expand`]'s feature tests (1.33 → 1.35 ms).
+//!
+//! ## Smaller bounds, fewer parallel regions (round 8)
+//!
+//! The 30,340 edges of the dress-walk sample keep only their boxes ([`DopBox`], 32 bytes instead
+//! of 96: 1.0 MB written per build instead of 2.9); the diagonal ranges of two edges are
+//! recomputed from their vertices' 18-DOPs (the same unions in the same order, so the same bits)
+//! for the pairs whose boxes overlap, about a fifth of the 119,934 neighbour edge pairs. The
+//! leaves of a traversal test the boxes of one cluster against all of another leaf's as a
+//! branch-free mask, and the frame's samples are read in one pass. The tree's refit and
+//! traversal run in one parallel region beside the neighbour lists (one barrier less; the leaves
+//! are refit in chunks). Instructions of the 46 builds of the first 12 frames
+//! (`RAYON_NUM_THREADS=1 valgrind --tool=callgrind --branch-sim=yes`, [`BroadPhase::build`]
+//! inclusive, first build's set-up included): 772.8 → 843.1 M, mispredicted branches 5.54 →
+//! 4.94 M. CPU time in [`BroadPhase::build`] over the whole bake at one thread (`perf record -e
+//! cpu-clock -F 2000 --call-graph=dwarf`, alternating runs, load average 3–5): 579–598 ms (5
+//! runs) → 537–570 ms (4 runs). Caches byte-identical to 3add282 (dress-walk and skirt-walk, one
+//! and two threads). Tried and not kept: triangles as boxes too, with their diagonal ranges and
+//! the cluster refit from the vertices (587–602 ms: the neighbour-cluster triangles 37–52 → 67–75
+//! ms); the neighbour lists' box tests branch-free in blocks of 64 (mispredictions there 1.78 →
+//! 0.28 M, but 90 M instructions more; `Expand::adjacent` 121–122 → 130–140 ms); no test of each
+//! cluster against the other leaf's node before the mask (36 M instructions more, 0.45 M
+//! mispredictions fewer, no difference seen).
 
 use super::adjacent_pairs::AdjacentPairs;
-use super::dop18::Dop18;
+use super::dop18::{Dop18, DopBox};
 use super::parallel::par_chunks;
 use super::topology::VertexTriangles;
 use bvh::Bvh;
@@ -241,6 +265,8 @@ pub(super) struct Features {
     pub verts: Vec<u32>,
     estart: Vec<u32>,
     pub edges: Vec<u32>,
+    /// The vertices of `edges[i]`, as in the mesh's edge list.
+    pub ends: Vec<[u32; 2]>,
 }
 
 impl Features {
@@ -287,12 +313,13 @@ impl Features {
             (start, items)
         };
         let (vstart, verts) = csr(&vowner);
-        let (estart, edges) = csr(&eowner);
+        let (estart, owned) = csr(&eowner);
         Self {
             vstart,
             verts,
             estart,
-            edges,
+            ends: owned.iter().map(|&e| edges[e as usize]).collect(),
+            edges: owned,
         }
     }
 
@@ -364,9 +391,10 @@ pub struct BroadPhase {
     /// Triangle pairs of clusters sharing a vertex, the triangles sharing none (tested directly,
     /// not through the hierarchy; made at the first build).
     neighbour_tris: Vec<[u32; 2]>,
-    /// 18-DOPs of the triangles, and of the edges in the order of `features`.
+    /// 18-DOPs of the triangles, and the boxes of the edges in the order of `features` (their
+    /// diagonal ranges are recomputed from the vertices for the pairs whose boxes overlap).
     tdop: Vec<Dop18>,
-    edop: Vec<Dop18>,
+    ebox: Vec<DopBox>,
     bufs: Vec<Task>,
     /// Candidates of the neighbour-pair list of the last build, per chunk.
     near: Vec<Task>,
@@ -397,7 +425,7 @@ pub struct BroadPhase {
     shift: Vec3,
     pad: f32,
     /// Scratch of [`frame_shift`].
-    disp: Vec<f32>,
+    disp: Vec<Vec3>,
 }
 
 /// Read-only inputs of the per-pair expansion.
@@ -406,13 +434,28 @@ struct Expand<'a> {
     features: &'a Features,
     clusters: &'a [Cluster],
     fixed: &'a Fixed,
-    /// 18-DOPs of the triangles, and of the vertices and edges in the order of `features`.
+    /// 18-DOPs of the triangles and vertices, boxes of the edges in the order of `features`.
     tdop: &'a [Dop18],
     vdop: &'a [Dop18],
-    edop: &'a [Dop18],
+    ebox: &'a [DopBox],
 }
 
 impl Expand<'_> {
+    /// The 18-DOP of edge slot `i` (in the order of `features`), from its vertices' as the
+    /// bounds would hold it.
+    #[inline]
+    fn edge_dop(&self, i: usize) -> Dop18 {
+        let [a, b] = self.features.ends[i];
+        self.vdop[a as usize].union(&self.vdop[b as usize])
+    }
+
+    /// Do the 18-DOPs of edge slots `i` and `j` overlap? The box first.
+    #[inline]
+    fn edges_overlap(&self, i: usize, j: usize) -> bool {
+        self.ebox[i].overlaps(&self.ebox[j])
+            && self.edge_dop(i).overlaps_diagonals(&self.edge_dop(j))
+    }
+
     /// Candidates from clusters `a` ≠ `b` whose boxes overlap: [`Self::expand`] for every pair of
     /// their triangles that share no vertex and may collide (different garments, or one garment
     /// with self-collision on). Triangles sharing a vertex give nothing here: their pairs are in
@@ -483,9 +526,8 @@ impl Expand<'_> {
         }
         let (ra, rb) = (f.edge_range(a), f.edge_range(b));
         for i in ra {
-            let di = &self.edop[i];
             for j in rb.clone() {
-                if di.overlaps(&self.edop[j]) {
+                if self.edges_overlap(i, j) {
                     let (e, g) = (f.edges[i], f.edges[j]);
                     if !fixed.edge_edge(e, g) {
                         buf.ee.push([e.min(g), e.max(g)]);
@@ -513,7 +555,7 @@ impl Expand<'_> {
             }
         }
         for &[i, j] in &adj.ee[ee] {
-            if self.edop[i as usize].overlaps_box_first(&self.edop[j as usize]) {
+            if self.edges_overlap(i as usize, j as usize) {
                 let (e, g) = (f.edges[i as usize], f.edges[j as usize]);
                 let v = self.mesh.edges[e as usize][0];
                 if self.mesh.self_collides(v) {
@@ -543,7 +585,7 @@ impl BroadPhase {
             },
             vdop: vec![Dop18::EMPTY; n],
             tdop: vec![Dop18::EMPTY; triangles.len()],
-            edop: vec![Dop18::EMPTY; edges.len()],
+            ebox: vec![DopBox::EMPTY; edges.len()],
             features,
             ..Self::default()
         }
@@ -595,20 +637,32 @@ impl BroadPhase {
             fixed: &self.fixed,
             tdop: &self.tdop,
             vdop: &self.vdop,
-            edop: &self.edop,
+            ebox: &self.ebox,
         };
-        // The tree is refit by one thread; the neighbour pairs are tested meanwhile, in fixed
-        // chunks (so their order does not depend on the thread count).
+        // The tree is refit and then traversed in its fixed jobs while the neighbour pairs are
+        // tested in fixed chunks: one parallel region, whose threads take the tasks of both
+        // (their order does not depend on the thread count).
         let (bvh, adjacent, near) = (&mut self.bvh, &self.adjacent, &mut self.near);
-        let neighbour_tris = &self.neighbour_tris;
+        let (neighbour_tris, bufs) = (&self.neighbour_tris, &mut self.bufs);
+        let (tdop, fixed) = (&self.tdop, &self.fixed.cluster);
         let near_chunks = adjacent
             .vf
             .len()
             .max(adjacent.ee.len())
             .max(neighbour_tris.len())
             .div_ceil(ADJACENT_CHUNK);
+        let jobs = bvh.jobs().len();
         rayon::join(
-            || bvh.refit(&self.tdop, &self.fixed.cluster),
+            || {
+                bvh.refit_leaves(|t| tdop[t as usize], fixed);
+                bvh.refit_nodes();
+                let bvh = &*bvh;
+                let jobs = bvh.jobs();
+                par_chunks(bufs, jobs.len(), |c, task| {
+                    task.clear();
+                    bvh.run(jobs[c], &mut |a, b| ex.clusters(a, b, task));
+                });
+            },
             || {
                 par_chunks(near, near_chunks, |c, task| {
                     task.clear();
@@ -625,14 +679,7 @@ impl BroadPhase {
         self.raw_ee.clear();
         let (raw_vf, raw_ee) = (&mut self.raw_vf, &mut self.raw_ee);
         Task::append_all(&self.near[..near_chunks], raw_vf, raw_ee);
-        // Overlapping cluster pairs from the self-traversal, in its fixed jobs.
-        let bvh = &self.bvh;
-        let jobs = bvh.jobs();
-        let filled = par_chunks(&mut self.bufs, jobs.len(), |c, task| {
-            task.clear();
-            bvh.run(jobs[c], &mut |a, b| ex.clusters(a, b, task));
-        });
-        Task::append_all(filled, raw_vf, raw_ee);
+        Task::append_all(&self.bufs[..jobs], raw_vf, raw_ee);
         let (n, ne) = (x0.len(), mesh.edges.len());
         let (raw_vf, counts_vf, vf) = (&self.raw_vf, &mut self.counts_vf, &mut self.vf);
         let (raw_ee, counts_ee, ee) = (&self.raw_ee, &mut self.counts_ee, &mut self.ee);
@@ -689,7 +736,7 @@ impl BroadPhase {
         self.built = true;
         // Triangles and edges in one parallel region (both need only the vertex bounds).
         let vdop = &self.vdop;
-        let (tdop, edop, owned) = (&mut self.tdop, &mut self.edop, &self.features.edges);
+        let (tdop, ebox, ends) = (&mut self.tdop, &mut self.ebox, &self.features.ends);
         rayon::join(
             || {
                 tdop.par_chunks_mut(BOUNDS_CHUNK)
@@ -702,12 +749,12 @@ impl BroadPhase {
                     })
             },
             || {
-                edop.par_chunks_mut(BOUNDS_CHUNK)
-                    .zip(owned.par_chunks(BOUNDS_CHUNK))
+                ebox.par_chunks_mut(BOUNDS_CHUNK)
+                    .zip(ends.par_chunks(BOUNDS_CHUNK))
                     .for_each(|(ds, es)| {
-                        for (d, &e) in ds.iter_mut().zip(es) {
-                            let [i, j] = mesh.edges[e as usize].map(|v| v as usize);
-                            *d = vdop[i].union(&vdop[j]);
+                        for (d, e) in ds.iter_mut().zip(es) {
+                            let [i, j] = e.map(|v| v as usize);
+                            *d = vdop[i].box_union(&vdop[j]);
                         }
                     })
             },
@@ -727,24 +774,21 @@ const SHIFT_SAMPLES: usize = 1024;
 /// the substep, like the world-frame sweeps did, with about a sixth of the candidates on the
 /// dress-walk sample. The median, not the mean, so that one exploding vertex cannot stretch every
 /// other vertex's sweep; of at most [`SHIFT_SAMPLES`] vertices, evenly spaced in index order (the
-/// frame only needs to be near the typical motion). `scratch` is reusable.
-fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<f32>) -> Vec3 {
+/// frame only needs to be near the typical motion), read in one pass. `scratch` is reusable.
+fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<Vec3>) -> Vec3 {
     if x0.is_empty() {
         return Vec3::ZERO;
     }
     let stride = x0.len().div_ceil(SHIFT_SAMPLES);
+    scratch.clear();
+    scratch.extend(x0.iter().zip(x1).step_by(stride).map(|(&a, &b)| b - a));
+    let mid = scratch.len() / 2;
     let mut shift = [0.0f32; 3];
     for (axis, s) in shift.iter_mut().enumerate() {
-        scratch.clear();
-        scratch.extend(
-            x0.iter()
-                .zip(x1)
-                .step_by(stride)
-                .map(|(a, b)| b[axis] - a[axis]),
-        );
-        let mid = scratch.len() / 2;
-        let (_, m, _) = scratch.select_nth_unstable_by(mid, f32::total_cmp);
-        *s = *m;
+        // The k-th smallest in the total order does not depend on the permutation left by the
+        // selection along the previous axis.
+        let (_, m, _) = scratch.select_nth_unstable_by(mid, |a, b| a[axis].total_cmp(&b[axis]));
+        *s = m[axis];
     }
     let shift = Vec3::from(shift);
     if shift.is_finite() {

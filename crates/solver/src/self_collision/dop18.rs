@@ -27,6 +27,30 @@ fn project(p: Vec3) -> [Vec3; 3] {
     [p, p + q, p - q]
 }
 
+/// The box part of a [`Dop18`] (m; the fourth lanes −∞ / +∞): 32 bytes against 96, for bounds
+/// stored for many primitives whose pairs are mostly apart along x, y or z, with the diagonal
+/// ranges recomputed from their vertices for the few whose boxes overlap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DopBox {
+    lo: Vec4,
+    hi: Vec4,
+}
+
+impl DopBox {
+    /// Overlaps nothing.
+    pub const EMPTY: DopBox = DopBox {
+        lo: Vec4::INFINITY,
+        hi: Vec4::NEG_INFINITY,
+    };
+
+    /// Overlap along x, y and z (closed intervals; a NaN bound overlaps nothing), as
+    /// [`Dop18::overlaps_box`] of the DOPs it is the box of.
+    #[inline]
+    pub fn overlaps(&self, o: &DopBox) -> bool {
+        (self.lo.cmple(o.hi) & o.lo.cmple(self.hi)).all()
+    }
+}
+
 impl Dop18 {
     /// Overlaps nothing.
     pub const EMPTY: Dop18 = Dop18 {
@@ -80,14 +104,34 @@ impl Dop18 {
         }
     }
 
+    /// The box of `self` ∪ `o` ([`Self::union`]'s box lanes, bit for bit).
+    #[inline]
+    pub fn box_union(&self, o: &Dop18) -> DopBox {
+        DopBox {
+            lo: self.lo[0].min(o.lo[0]),
+            hi: self.hi[0].max(o.hi[0]),
+        }
+    }
+
+    /// Overlap along x, y and z (the box part of [`Self::overlaps`]).
+    #[inline]
+    pub fn overlaps_box(&self, o: &Dop18) -> bool {
+        (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0])).all()
+    }
+
     /// [`Self::overlaps`], the box first: for pairs that are mostly apart (the neighbour lists:
     /// 81 % of them are apart along x, y or z on the dress-walk sample).
     #[inline]
     pub fn overlaps_box_first(&self, o: &Dop18) -> bool {
-        (self.lo[0].cmple(o.hi[0]) & o.lo[0].cmple(self.hi[0])).all()
-            && ((self.lo[1].cmple(o.hi[1]) & o.lo[1].cmple(self.hi[1]))
-                & (self.lo[2].cmple(o.hi[2]) & o.lo[2].cmple(self.hi[2])))
-            .all()
+        self.overlaps_box(o) && self.overlaps_diagonals(o)
+    }
+
+    /// Overlap along the six diagonal axes (the rest of [`Self::overlaps`]).
+    #[inline]
+    pub fn overlaps_diagonals(&self, o: &Dop18) -> bool {
+        ((self.lo[1].cmple(o.hi[1]) & o.lo[1].cmple(self.hi[1]))
+            & (self.lo[2].cmple(o.hi[2]) & o.lo[2].cmple(self.hi[2])))
+        .all()
     }
 
     /// Overlap along all nine axes (closed intervals; a NaN bound overlaps nothing).
@@ -186,6 +230,43 @@ mod tests {
         let d = Dop18::swept(nan, nan, 0.1);
         assert!(!d.overlaps(&d), "NaN overlaps nothing");
         assert!(!Dop18::EMPTY.overlaps(&Dop18::EMPTY));
+    }
+
+    #[test]
+    fn box_parts_agree_with_the_whole() {
+        let mut s = 0x0b0c_5eed_7777_1234u64;
+        let mut r = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let dops: Vec<Dop18> = (0..40)
+            .map(|_| {
+                let a = Vec3::new(r(), r(), r());
+                Dop18::swept(a, a + 0.3 * Vec3::new(r(), r(), r()), 0.05 * r())
+            })
+            .collect();
+        let (mut boxes, mut whole) = (0, 0);
+        for w in dops.windows(2) {
+            for o in &dops {
+                let (u, b) = (w[0].union(&w[1]), w[0].box_union(&w[1]));
+                assert_eq!(
+                    b,
+                    DopBox {
+                        lo: u.lo[0],
+                        hi: u.hi[0]
+                    }
+                );
+                assert_eq!(u.overlaps_box(o), b.overlaps(&o.box_union(o)));
+                let full = u.overlaps(o);
+                assert_eq!(full, u.overlaps_box(o) && u.overlaps_diagonals(o));
+                assert_eq!(full, u.overlaps_box_first(o));
+                boxes += u.overlaps_box(o) as u32;
+                whole += full as u32;
+            }
+        }
+        assert!(whole > 100 && boxes > whole + 50, "{boxes} {whole}");
     }
 
     #[test]

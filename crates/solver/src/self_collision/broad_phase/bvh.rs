@@ -4,12 +4,13 @@
 //!
 //! The tree is made at the first build by median splits of the cluster centres along the longest
 //! axis of their spread, up to [`LEAF_SIZE`] clusters per leaf, nodes in preorder (a parent before its children).
-//! Every build refits it bottom-up — a cluster's 18-DOP is the union of its triangles', a
-//! node's the union of its clusters' or children's — in one reverse pass, and finds the
-//! overlapping cluster pairs by a self-traversal (node with itself: its children with themselves
-//! and with each other; node pair: the children pairs whose DOPs overlap), testing the clusters
-//! of two leaves pair by pair. Pairs of clusters sharing a vertex are skipped there (they always
-//! overlap; [`super::neighbour_clusters`] lists their triangle pairs), by masks of the touching
+//! Every build refits it bottom-up — a cluster's 18-DOP is the union of its triangles' (in
+//! parallel chunks), a node's the union of its clusters' or children's (in one reverse pass) —
+//! and finds the overlapping cluster pairs by a self-traversal (node with itself: its children
+//! with themselves and with each other; node pair: the children pairs whose DOPs overlap),
+//! testing the clusters of two leaves pair by pair, their boxes as a branch-free mask first.
+//! Pairs of clusters sharing a vertex are skipped there (they always overlap;
+//! [`super::neighbour_clusters`] lists their triangle pairs), by masks of the touching
 //! cluster pairs of every two leaves made with the tree ([`Touch`]). Subtrees made only of
 //! immovable clusters ([`super::Fixed`]) are not descended against each other. The traversal is
 //! split into a fixed list of jobs (the self-pairs of the subtrees at depth [`JOB_DEPTH`] and the
@@ -21,11 +22,14 @@
 
 use crate::self_collision::dop18::Dop18;
 use glam::Vec3;
+use rayon::prelude::*;
 
 /// Most clusters in a leaf: fewer nodes to descend against more cluster tests. On the dress-walk
 /// sample 8 took 1.19 ms per build against 1.29 for 4, 1.47 for 2 and 1.49 for 16 (one thread,
 /// the whole broad phase).
 const LEAF_SIZE: usize = 8;
+/// Clusters per parallel task of [`Bvh::refit_leaves`].
+const LEAF_CHUNK: usize = 1024;
 /// Children entry of a leaf, and parent of the root.
 const NONE: u32 = u32::MAX;
 /// Depth down to which the self-traversal is split into parallel jobs (up to 2^depth subtree jobs
@@ -89,21 +93,22 @@ struct Leaf {
 }
 
 impl Leaf {
-    /// The bounds from the triangle DOPs `tdop`; the whole space if one is NaN (see the module
-    /// doc).
+    /// The bounds from the triangle DOPs `tdop(t)`; the whole space if one is NaN (see the
+    /// module doc).
     #[inline]
-    fn refit(&mut self, tdop: &[Dop18], fixed: &[bool]) {
+    fn refit(&mut self, tdop: &impl Fn(u32) -> Dop18, fixed: &[bool]) {
         let [s, t] = self.tris;
-        let mut d = tdop[s as usize];
+        let mut d = tdop(s);
         if t != NONE {
-            d = d.union(&tdop[t as usize]);
+            d = d.union(&tdop(t));
         }
         self.dop = if d.has_nan() { Dop18::EVERYTHING } else { d };
         self.fixed = fixed[self.cluster as usize];
     }
 }
 
-/// The hierarchy: topology fixed at [`Bvh::new`], bounds refit by [`Bvh::refit`].
+/// The hierarchy: topology fixed at [`Bvh::new`], bounds refit by [`Bvh::refit_leaves`] and
+/// [`Bvh::refit_nodes`].
 #[derive(Debug, Default)]
 pub struct Bvh {
     /// Nodes in preorder (the root first).
@@ -321,20 +326,35 @@ impl Bvh {
         (self.node[n].dop, self.node[n].fixed) = (dop, fixed);
     }
 
-    /// New bounds from the triangle 18-DOPs `tdop` and the immovable clusters `fixed[c]`.
-    pub fn refit(&mut self, tdop: &[Dop18], fixed: &[bool]) {
-        for c in &mut self.leaf {
-            c.refit(tdop, fixed);
-        }
+    /// New bounds from the triangle 18-DOPs `tdop(t)` and the immovable clusters `fixed[c]`:
+    /// [`Self::refit_leaves`], then [`Self::refit_nodes`].
+    #[cfg(test)]
+    pub fn refit(&mut self, tdop: impl Fn(u32) -> Dop18 + Sync, fixed: &[bool]) {
+        self.refit_leaves(tdop, fixed);
+        self.refit_nodes();
+    }
+
+    /// New bounds of the clusters from the triangle 18-DOPs `tdop(t)` and the immovable clusters
+    /// `fixed[c]`, in parallel chunks (the nodes are left to [`Self::refit_nodes`]).
+    pub fn refit_leaves(&mut self, tdop: impl Fn(u32) -> Dop18 + Sync, fixed: &[bool]) {
+        self.leaf.par_chunks_mut(LEAF_CHUNK).for_each(|leaves| {
+            for c in leaves {
+                c.refit(&tdop, fixed);
+            }
+        });
+    }
+
+    /// New bounds of the nodes from those of the clusters, bottom-up.
+    pub fn refit_nodes(&mut self) {
         for n in (0..self.node.len()).rev() {
             self.refit_node(n);
         }
     }
 
-    /// New bounds ([`Self::refit`]) of the clusters `changed` only, and of their ancestors.
-    pub fn refit_some(&mut self, changed: &[u32], tdop: &[Dop18], fixed: &[bool]) {
+    /// New bounds ([`Self::refit_leaves`]) of the clusters `changed` only, and of their ancestors.
+    pub fn refit_some(&mut self, changed: &[u32], tdop: impl Fn(u32) -> Dop18, fixed: &[bool]) {
         for &c in changed {
-            self.leaf[self.slot[c as usize] as usize].refit(tdop, fixed);
+            self.leaf[self.slot[c as usize] as usize].refit(&tdop, fixed);
             let mut n = self.leaf_node[c as usize];
             while n != NONE {
                 self.refit_node(n as usize);
@@ -367,7 +387,8 @@ impl Bvh {
             for (i, a) in leaf.iter().enumerate() {
                 // The clusters after `a` that do not touch it.
                 let later = all(leaf.len()) & !((2 << i) - 1);
-                for_each_bit(!(touch >> (8 * i)) & later, |j| {
+                let near = Self::box_hits(a, leaf);
+                for_each_bit(near & !(touch >> (8 * i)) & later, |j| {
                     Self::leaf_pair(a, &leaf[j], f)
                 });
             }
@@ -381,13 +402,21 @@ impl Bvh {
         }
     }
 
-    /// Clusters `a` and `b`, known to share no vertex, if their DOPs overlap and not both are
-    /// immovable. The box first: most of these pairs are neighbours' neighbours, apart (the
-    /// dress-walk replay of round 7, one thread: 1.343 1.376 1.370 → 1.302 1.357 1.331 ms per
-    /// build).
+    /// Which clusters of `leaf` (bit j for `leaf[j]`) have a box overlapping `a`'s: the first
+    /// filter of [`Self::leaf_pair`], branch-free (most of these pairs are neighbours'
+    /// neighbours, apart, and a branch per pair was often mispredicted).
+    #[inline]
+    fn box_hits(a: &Leaf, leaf: &[Leaf]) -> u64 {
+        leaf.iter()
+            .enumerate()
+            .fold(0, |m, (j, b)| m | (a.dop.overlaps_box(&b.dop) as u64) << j)
+    }
+
+    /// Clusters `a` and `b`, known to share no vertex and to have overlapping boxes
+    /// ([`Self::box_hits`]), if their DOPs overlap and not both are immovable.
     #[inline]
     fn leaf_pair(a: &Leaf, b: &Leaf, f: &mut impl FnMut(u32, u32)) {
-        if !(a.fixed && b.fixed) && a.dop.overlaps_box_first(&b.dop) {
+        if !(a.fixed && b.fixed) && a.dop.overlaps_diagonals(&b.dop) {
             f(a.cluster, b.cluster);
         }
     }
@@ -403,7 +432,8 @@ impl Bvh {
                     if (ca.fixed && nb.fixed) || !ca.dop.overlaps(&nb.dop) {
                         continue;
                     }
-                    for_each_bit(!(touch >> (8 * i)) & all(lb.len()), |j| {
+                    let near = Self::box_hits(ca, lb);
+                    for_each_bit(near & !(touch >> (8 * i)), |j| {
                         Self::leaf_pair(ca, &lb[j], f)
                     });
                 }
@@ -545,7 +575,7 @@ mod tests {
         let (clusters, mut tdop, centres, fixed) = scene(400);
         let mut bvh = Bvh::new(&clusters, &centres);
         assert!(bvh.jobs().len() > 100, "{} jobs", bvh.jobs().len());
-        bvh.refit(&tdop, &fixed);
+        bvh.refit(|t| tdop[t as usize], &fixed);
         let want = brute(&clusters, &tdop, &fixed);
         assert!(want.len() > 200, "{} pairs", want.len());
         assert_eq!(traverse(&bvh), want);
@@ -557,7 +587,7 @@ mod tests {
             let far = Vec3::splat(if c == 250 { 1.0e6 } else { 0.12 });
             tdop[t] = tdop[t].union(&Dop18::swept(centres[c as usize] + far, Vec3::ZERO, 0.01));
         }
-        bvh.refit_some(&moved, &tdop, &fixed);
+        bvh.refit_some(&moved, |t| tdop[t as usize], &fixed);
         let want = brute(&clusters, &tdop, &fixed);
         assert_eq!(traverse(&bvh), want);
         let mut stack = Vec::new();
@@ -586,7 +616,7 @@ mod tests {
         let nan = Vec3::new(0.5, f32::NAN, 0.5);
         tdop[2 * 41 + 1] = Dop18::swept(nan, nan, 0.01);
         let mut bvh = Bvh::new(&clusters, &centres);
-        bvh.refit(&tdop, &fixed);
+        bvh.refit(|t| tdop[t as usize], &fixed);
         let got = traverse(&bvh);
         let finite = |c: u32| {
             let cl = &clusters[c as usize];

@@ -83,8 +83,8 @@ impl BroadPhase {
             let [i, j, k] = mesh.triangles[t as usize].map(|v| v as usize);
             self.tdop[t as usize] = vdop[i].union(&vdop[j]).union(&vdop[k]);
             for s in self.features.edge_range(t) {
-                let [a, b] = mesh.edges[self.features.edges[s] as usize].map(|v| v as usize);
-                self.edop[s] = vdop[a].union(&vdop[b]);
+                let [a, b] = self.features.ends[s].map(|v| v as usize);
+                self.ebox[s] = vdop[a].box_union(&vdop[b]);
             }
         }
         for &c in clusters.iter() {
@@ -94,7 +94,7 @@ impl BroadPhase {
             }
         }
         self.bvh
-            .refit_some(clusters, &self.tdop, &self.fixed.cluster);
+            .refit_some(clusters, |t| self.tdop[t as usize], &self.fixed.cluster);
         let ex = Expand {
             mesh,
             features: &self.features,
@@ -102,7 +102,7 @@ impl BroadPhase {
             fixed: &self.fixed,
             tdop: &self.tdop,
             vdop: &self.vdop,
-            edop: &self.edop,
+            ebox: &self.ebox,
         };
         let task = &mut self.grown_pairs;
         task.clear();
@@ -156,13 +156,13 @@ impl Expand<'_> {
             }
         }
         for i in f.edge_range(a) {
-            let (e, di) = (f.edges[i], &self.edop[i]);
+            let e = f.edges[i];
             let ea = edges[e as usize];
             for j in f.edge_range(b) {
                 let g = f.edges[j];
                 let eb = edges[g as usize];
                 if !(eb.contains(&ea[0]) || eb.contains(&ea[1]))
-                    && di.overlaps(&self.edop[j])
+                    && self.edges_overlap(i, j)
                     && !self.fixed.edge_edge(e, g)
                 {
                     buf.ee.push([e.min(g), e.max(g)]);
