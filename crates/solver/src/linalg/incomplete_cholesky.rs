@@ -1065,6 +1065,28 @@ mod tests {
 
     /// The sweeps skip the couplings of fixed rows: the same y and h to the bit as sweeping them
     /// (every such entry of the factor is zero), on a chain whose every third vertex is fixed.
+    /// An n-vertex ring with chords (i, i + 7): SPD, diagonally dominant, general 3×3 blocks.
+    fn ring_with_chords(n: usize) -> BlockMatrix {
+        let pairs: Vec<[u32; 2]> = (0..n as u32)
+            .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i + 7) % n as u32]])
+            .collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        for (i, d) in a.diag.iter_mut().enumerate() {
+            let s = 6.0 + (i % 5) as f32 * 0.3;
+            *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
+        }
+        for (k, m) in a.off.iter_mut().enumerate() {
+            let t = -0.7 - (k % 3) as f32 * 0.2;
+            *m = Mat3::from_cols(
+                Vec3::new(t, 0.1, 0.0),
+                Vec3::new(0.1, t, 0.05),
+                Vec3::new(0.0, 0.05, t),
+            )
+            .into();
+        }
+        a
+    }
+
     /// A factor whose fixed rows keep the +0 entries an earlier factorization left
     /// ([`IncompleteCholesky::zeroed`]) is the fresh factor to the bit: across fixed sets that
     /// change between solves (rows fixed, freed, fixed again) and after a factorization stopped
@@ -1072,23 +1094,7 @@ mod tests {
     #[test]
     fn factors_leaving_the_zeros_of_fixed_rows_equal_fresh_ones() {
         for n in [300, SPLIT_FROM + 300] {
-            let pairs: Vec<[u32; 2]> = (0..n as u32)
-                .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i + 7) % n as u32]])
-                .collect();
-            let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
-            for (i, d) in a.diag.iter_mut().enumerate() {
-                let s = 6.0 + (i % 5) as f32 * 0.3;
-                *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
-            }
-            for (k, m) in a.off.iter_mut().enumerate() {
-                let t = -0.7 - (k % 3) as f32 * 0.2;
-                *m = Mat3::from_cols(
-                    Vec3::new(t, 0.1, 0.0),
-                    Vec3::new(0.1, t, 0.05),
-                    Vec3::new(0.0, 0.05, t),
-                )
-                .into();
-            }
+            let a = ring_with_chords(n);
             // Fixed: every k-th row (k = 3, 4, 5, then 3 again), a pinned band on every set.
             let filter = |k: usize| -> Vec<Filter> {
                 (0..n)
@@ -1143,23 +1149,7 @@ mod tests {
     #[test]
     fn sweeps_skipping_fixed_rows_give_the_same_bits() {
         for n in [300, SPLIT_FROM + 300] {
-            let pairs: Vec<[u32; 2]> = (0..n as u32)
-                .flat_map(|i| [[i, (i + 1) % n as u32], [i, (i + 7) % n as u32]])
-                .collect();
-            let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
-            for (i, d) in a.diag.iter_mut().enumerate() {
-                let s = 6.0 + (i % 5) as f32 * 0.3;
-                *d = Mat3::from_diagonal(Vec3::new(s, s + 1.0, s + 2.0)).into();
-            }
-            for (k, m) in a.off.iter_mut().enumerate() {
-                let t = -0.7 - (k % 3) as f32 * 0.2;
-                *m = Mat3::from_cols(
-                    Vec3::new(t, 0.1, 0.0),
-                    Vec3::new(0.1, t, 0.05),
-                    Vec3::new(0.0, 0.05, t),
-                )
-                .into();
-            }
+            let a = ring_with_chords(n);
             let filter: Vec<Filter> = (0..n)
                 .map(|i| match i % 3 {
                     0 => Filter::Fixed,
