@@ -147,15 +147,7 @@ pub(crate) fn judge(
             bx[i] + bh * bv[i]
         }
     };
-    let x_body = |i: u32| {
-        let i = i as usize;
-        let x = x_body_unpushed(i);
-        if pushed(i) {
-            x + pushes[i]
-        } else {
-            x
-        }
-    };
+    let x_body = |i: u32| x_body_unpushed(i as usize) + pushes[i as usize];
     let x_rest = |i: u32| {
         let iu = i as usize;
         if held(iu) {
@@ -164,7 +156,8 @@ pub(crate) fn judge(
             bx[iu] + bh * bv[iu]
         }
     };
-    let driven_vertex = |i: usize| held(i) || (pushed(i) && !pinned[i]);
+    // (The projection never moves a hard-pinned vertex; triangles with one are the pins' rule.)
+    let driven_vertex = |i: usize| held(i) || pushed(i);
     // Each triangle's stretch at the base x0 is the assembly's of this substep (the same
     // positions and the same bits, `forces::stretch_shear`'s
     // `system_stretch_is_bit_identical_to_stretch`), unless further Newton iterations assembled
