@@ -14,6 +14,12 @@ commit and the load average before and after.
 
 With `--before`, a second clothbake binary (e.g. built from an earlier commit) bakes the same scenes in
 the same run, right before `--bin`, and a second table gives both and their ratio.
+
+With `--perturb K`, `--bin` bakes each case K more times with the CG tolerance 0.5–3 % off the
+default (`PERTURBATIONS`): every such bake is as accurate, but the substep controller's rejections
+are chaotic in the solves' bits, so one bake's substep count (and time) is one draw from a spread
+(the 128x128 sheet: 127 to 197 substeps over such tolerances). A third table gives the mean and
+range of the draws and of the ratio to Blender.
 """
 
 from __future__ import annotations
@@ -29,6 +35,13 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+
+# The solver's default `cg_tolerance` (crates/solver/src/sim.rs, DEFAULT_CG_TOLERANCE), for scenes
+# that do not set it.
+DEFAULT_CG_TOLERANCE = 1e-3
+# Relative changes of the CG tolerance for --perturb: each changes the solves' bits, not their
+# accuracy in any way that matters.
+PERTURBATIONS = (-0.01, 0.01, -0.02, 0.02, -0.005, 0.005, -0.015, 0.015, -0.03, 0.03)
 
 
 def blender_ms_per_frame(resolution: int, frames: int, self_collision: bool) -> tuple[float, float]:
@@ -73,8 +86,11 @@ def make_blender_grid(resolution: int):
     return obj
 
 
-def write_clothbake_scene(folder: Path, resolution: int, frames: int, self_collision: bool) -> Path:
-    """The same sheet and sphere as a clothbake scene (glTF axes: Blender's (x, y, z) -> (x, z, -y))."""
+def write_clothbake_scene(
+    folder: Path, resolution: int, frames: int, self_collision: bool, cg_tolerance: float | None = None
+) -> Path:
+    """The same sheet and sphere as a clothbake scene (glTF axes: Blender's (x, y, z) -> (x, z, -y));
+    `cg_tolerance` None: the solver's default."""
     n = resolution
     lines = []
     for j in range(n):
@@ -87,13 +103,14 @@ def write_clothbake_scene(folder: Path, resolution: int, frames: int, self_colli
             lines.append(f"f {a} {b} {c} {d}")
     (folder / "sheet.obj").write_text("\n".join(lines) + "\n")
     scene = folder / "scene.toml"
+    tolerance = "" if cg_tolerance is None else f"cg_tolerance = {cg_tolerance!r}\n"
     scene.write_text(
         f"""[scene]
 fps = 24.0
 frame_start = 1
 frame_end = {frames}
 substeps = 5
-
+{tolerance}
 [output]
 formats = ["pc2"]
 
@@ -113,7 +130,7 @@ radius = 0.3
 
 
 def clothbake_ms_per_frame(
-    binary: str, resolution: int, frames: int, self_collision: bool
+    binary: str, resolution: int, frames: int, self_collision: bool, cg_tolerance: float | None = None
 ) -> tuple[float, float, dict]:
     """(wall, CPU) milliseconds per simulated frame and a summary of the bake report. Wall: the
     report's per-frame seconds; CPU: the whole process (including loading and writing, so slightly
@@ -121,7 +138,7 @@ def clothbake_ms_per_frame(
     accepted substeps) and the report's stage times in ms per frame."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        scene = write_clothbake_scene(folder, resolution, frames, self_collision)
+        scene = write_clothbake_scene(folder, resolution, frames, self_collision, cg_tolerance)
         report = folder / "report.json"
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
@@ -157,7 +174,11 @@ def main() -> int:
         "--bin", default=os.environ.get("CLOTHBAKE_BIN", str(REPO / "target/release/clothbake"))
     )
     parser.add_argument("--before", help="an earlier clothbake binary to time in the same run")
+    parser.add_argument("--perturb", type=int, default=0, metavar="K",
+                        help="K more bakes of --bin per case with the CG tolerance 0.5-3 %% off")
     args = parser.parse_args()
+    if not 0 <= args.perturb <= len(PERTURBATIONS):
+        parser.error(f"--perturb takes 0 to {len(PERTURBATIONS)}")
     commit = subprocess.run(
         ["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True
     ).stdout.strip()
@@ -171,7 +192,14 @@ def main() -> int:
             else None
         )
         ours = clothbake_ms_per_frame(args.bin, args.resolution, args.frames, self_collision)
-        rows.append((self_collision, blender, ours, before))
+        perturbed = [
+            clothbake_ms_per_frame(
+                args.bin, args.resolution, args.frames, self_collision,
+                DEFAULT_CG_TOLERANCE * (1.0 + PERTURBATIONS[k]),
+            )
+            for k in range(args.perturb)
+        ]
+        rows.append((self_collision, blender, ours, before, perturbed))
     load_after = os.getloadavg()
     n = args.resolution
     print(f"{n}x{n} sheet on a sphere, 5 substeps/frame, {args.frames} frames, {os.cpu_count()} cores")
@@ -179,7 +207,7 @@ def main() -> int:
     print("| self-collision | Blender 4.5 ms/frame wall (CPU) | clothbake ms/frame wall (CPU) "
           "| Blender / clothbake wall (CPU) |")
     print("|---|---:|---:|---:|")
-    for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), _ in rows:
+    for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), _, _ in rows:
         print(
             f"| {'on' if self_collision else 'off'} | {b_wall:.1f} ({b_cpu:.1f}) | {o_wall:.1f} ({o_cpu:.1f}) "
             f"| {b_wall / o_wall:.1f}x ({b_cpu / o_cpu:.1f}x) |"
@@ -189,16 +217,37 @@ def main() -> int:
         print("| self-collision | before ms/frame wall (CPU) | after ms/frame wall (CPU) "
               "| before / after wall (CPU) | Blender / before wall (CPU) |")
         print("|---|---:|---:|---:|---:|")
-        for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), (p_wall, p_cpu, _) in rows:
+        for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), (p_wall, p_cpu, _), _ in rows:
             print(
                 f"| {'on' if self_collision else 'off'} | {p_wall:.1f} ({p_cpu:.1f}) "
                 f"| {o_wall:.1f} ({o_cpu:.1f}) | {p_wall / o_wall:.2f}x ({p_cpu / o_cpu:.2f}x) "
                 f"| {b_wall / p_wall:.1f}x ({b_cpu / p_cpu:.1f}x) |"
             )
+    if args.perturb:
+        print(f"\n{args.perturb} more bakes of --bin per case, CG tolerance 0.5-3 % off "
+              f"{DEFAULT_CG_TOLERANCE:g}: mean (range)")
+        print("| self-collision | clothbake ms/frame wall | Blender / clothbake wall "
+              "| substeps | rejected | CG iterations / accepted substep |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for self_collision, (b_wall, _), _, _, perturbed in rows:
+            walls = [run[0] for run in perturbed]
+            ratios = [b_wall / w for w in walls]
+            sub = [run[2]["substeps"] for run in perturbed]
+            rej = [run[2]["rejected_substeps"] for run in perturbed]
+            cg = [run[2]["cg_iterations"] / max(run[2]["substeps"], 1) for run in perturbed]
+
+            def spread(values: list, fmt: str) -> str:
+                mean = sum(values) / len(values)
+                return f"{mean:{fmt}} ({min(values):{fmt}}–{max(values):{fmt}})"
+
+            print(
+                f"| {'on' if self_collision else 'off'} | {spread(walls, '.1f')} | "
+                f"{spread(ratios, '.2f')}x | {spread(sub, '.0f')} | {spread(rej, '.0f')} | {spread(cg, '.1f')} |"
+            )
     print("\nclothbake bake reports (stage times in ms per frame, wall):")
     print("| self-collision | binary | substeps (rejected) | CG iterations / accepted substep | stages |")
     print("|---|---|---:|---:|---|")
-    for self_collision, _, ours, before in rows:
+    for self_collision, _, ours, before, _ in rows:
         for name, run in (("before", before), ("after" if before else "clothbake", ours)):
             if run is None:
                 continue

@@ -85,6 +85,7 @@ sys.path.insert(0, str(PLUGIN_DIR / "tests"))  # the bpy tests' scene builders
 sys.path.insert(0, str(PLUGIN_DIR / "examples"))  # dress_walk.py: the sample import
 
 import bpy  # noqa: E402  (Blender as a Python module)
+from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS  # noqa: E402  (beside this script)
 
 
 def addon():
@@ -567,12 +568,6 @@ def quality(positions: np.ndarray, info: dict) -> dict:
 # -- main -----------------------------------------------------------------------------------------
 
 
-# The solver's default `cg_tolerance` (crates/solver/src/sim.rs, DEFAULT_CG_TOLERANCE), for scenes
-# that do not set it.
-DEFAULT_CG_TOLERANCE = 1e-3
-# Relative changes of the CG tolerance for --perturb: each changes the solves' bits, not their
-# accuracy in any way that matters.
-PERTURBATIONS = (-0.01, 0.01, -0.02, 0.02, -0.005, 0.005, -0.015, 0.015, -0.03, 0.03)
 
 
 def perturbed_scene(info: dict, k: int) -> str:
