@@ -13,6 +13,12 @@ times, and the table shows the best (lowest wall) run of each plus the after/bef
 whether the runs wrote identical caches. The last line compares the per-vertex frame time of the
 largest size with the smallest (issue 14's target: within 1.25x with self-collision off).
 
+With `--perturb K`, `--bin` bakes each case K more times with the CG tolerance 0.5–3 % off the
+default (`blender_compare.PERTURBATIONS`): the substep controller's rejections are chaotic in the
+solves' bits, so one bake is one draw (the 128x128 sheet: 120 to 197 substeps over such
+tolerances). A row per case then gives the mean (range) over the K + 1 draws, and a last line the
+per-vertex comparison of the means.
+
     python3 benches/sheet_scaling.py --sizes 64,128,256 --frames 16 --before /tmp/clothbake-before
 """
 
@@ -28,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from blender_compare import write_clothbake_scene  # noqa: E402
+from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS, write_clothbake_scene  # noqa: E402
 
 STAGES = ("forces", "linear_solve", "body_collisions", "self_collision", "solver_other", "measurements")
 
@@ -78,7 +84,11 @@ def main() -> int:
     ap.add_argument("--preconditioner", default="",
                     help="comma-separated [scene] preconditioner values (ic, amg, auto, ...), baked "
                          "alternately per binary; default: the scene's default")
+    ap.add_argument("--perturb", type=int, default=0, metavar="K",
+                    help="K more bakes of --bin per case with the CG tolerance 0.5-3 %% off")
     args = ap.parse_args()
+    if not 0 <= args.perturb <= len(PERTURBATIONS):
+        ap.error(f"--perturb takes 0 to {len(PERTURBATIONS)}")
     sizes = [int(s) for s in args.sizes.split(",")]
     modes = {"off": [False], "on": [True], "both": [False, True]}[args.self_collision]
     binaries = [("before", args.before), ("after", args.bin)] if args.before else [("clothbake", args.bin)]
@@ -95,6 +105,7 @@ def main() -> int:
           "| output |")
     print("|---:|---|---|---:|---:|---:|---:|---:|---|---|")
     per_vertex: dict = {}
+    per_vertex_mean: dict = {}
     for n in sizes:
         for sc in modes:
             with tempfile.TemporaryDirectory() as tmp:
@@ -109,6 +120,14 @@ def main() -> int:
                             variant.write_text(scene.read_text().replace(
                                 "[scene]\n", f'[scene]\npreconditioner = "{pc}"\n', 1))
                         runs[name].append(bake(binary, folder, variant))
+                # The first run of --bin at the default tolerance is the first draw.
+                draws = [runs[binaries[-1][0]][0]] if args.perturb else []
+                for k in range(args.perturb):
+                    tol = DEFAULT_CG_TOLERANCE * (1.0 + PERTURBATIONS[k])
+                    variant = folder / f"scene-tolerance{k}.toml"
+                    variant.write_text(scene.read_text().replace(
+                        "[scene]\n", f"[scene]\ncg_tolerance = {tol!r}\n", 1))
+                    draws.append(bake(args.bin, folder, variant))
             best = {name: min(r, key=lambda x: x["wall"]) for name, r in runs.items()}
             for name, _, _ in binaries:
                 r, v = best[name], n * n
@@ -130,6 +149,21 @@ def main() -> int:
                     flush=True,
                 )
                 per_vertex[(name, sc, n)] = frame_ms / v
+            if draws:
+                v = n * n
+
+                def spread(values: list, fmt: str) -> str:
+                    return f"{sum(values) / len(values):{fmt}} ({min(values):{fmt}}–{max(values):{fmt}})"
+
+                ms = [d["wall"] * 1000.0 / d["frames"] for d in draws]
+                print(
+                    f"| {v:,} | {'on' if sc else 'off'} | {len(draws)} draws, mean (range) | {spread(ms, '.0f')} | "
+                    f"| {spread([d['substeps'] for d in draws], '.0f')} "
+                    f"({spread([d['rejected'] for d in draws], '.0f')}) "
+                    f"| {spread([d['cg'] / max(d['substeps'], 1) for d in draws], '.1f')} | | | |",
+                    flush=True,
+                )
+                per_vertex_mean[(sc, n)] = sum(ms) / len(ms) / v
     print(f"\nload average after {tuple(round(x, 2) for x in os.getloadavg())}")
     lo, hi = min(sizes), max(sizes)
     for name, _, _ in binaries:
@@ -138,6 +172,11 @@ def main() -> int:
                 print(f"{name}, self-collision {'on' if sc else 'off'}: ms/frame per vertex at {hi * hi:,} "
                       f"vertices = {per_vertex[(name, sc, hi)] / per_vertex[(name, sc, lo)]:.2f}x that at "
                       f"{lo * lo:,}")
+    for sc in modes:
+        if (sc, lo) in per_vertex_mean and (sc, hi) in per_vertex_mean and lo != hi:
+            print(f"means over the draws, self-collision {'on' if sc else 'off'}: ms/frame per vertex at "
+                  f"{hi * hi:,} vertices = {per_vertex_mean[(sc, hi)] / per_vertex_mean[(sc, lo)]:.2f}x "
+                  f"that at {lo * lo:,}")
     return 0
 
 
