@@ -10,7 +10,7 @@ is shared, CPU time is less disturbed by other load) and the ratio Blender / clo
 commit and the load average before and after.
 
     python3 benches/blender_compare.py [--frames 48] [--resolution 64] [--bin target/release/clothbake]
-        [--before OTHER_BINARY]
+        [--before OTHER_BINARY] [--self-collision off|on|both] [--perturb K]
 
 With `--before`, a second clothbake binary (e.g. built from an earlier commit) bakes the same scenes in
 the same run, right before `--bin`, and a second table gives both and their ratio.
@@ -174,6 +174,8 @@ def main() -> int:
         "--bin", default=os.environ.get("CLOTHBAKE_BIN", str(REPO / "target/release/clothbake"))
     )
     parser.add_argument("--before", help="an earlier clothbake binary to time in the same run")
+    parser.add_argument("--self-collision", choices=("off", "on", "both"), default="both",
+                        help="the cases to bake (Blender with self-collision takes 25x longer)")
     parser.add_argument("--perturb", type=int, default=0, metavar="K",
                         help="K more bakes of --bin per case with the CG tolerance 0.5-3 %% off")
     args = parser.parse_args()
@@ -184,7 +186,8 @@ def main() -> int:
     ).stdout.strip()
     load_before = os.getloadavg()
     rows = []
-    for self_collision in (False, True):
+    modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.self_collision]
+    for self_collision in modes:
         blender = blender_ms_per_frame(args.resolution, args.frames, self_collision)
         before = (
             clothbake_ms_per_frame(args.before, args.resolution, args.frames, self_collision)
