@@ -222,7 +222,7 @@ pub enum PreconditionerName {
     /// Smoothed-aggregation algebraic multigrid V-cycle (Tamstorf, Jones & McCormick 2015).
     #[serde(rename = "amg")]
     Amg,
-    /// AMG if the rest mesh's median triangle is thin or it has ≥ 32,768 vertices, else IC(0)
+    /// AMG if the rest mesh's median triangle is thin, else IC(0)
     /// (the default).
     #[serde(rename = "auto")]
     Auto,

@@ -6,11 +6,12 @@
 //! count hardly depends on the triangles' shape or the vertex count. On thin triangles IC(0)
 //! stops converging within the iteration cap (the thin-skirt-walk bench: 137 iterations per
 //! substep and a quarter of the substeps rejected, against 14 for AMG and none rejected; the bake
-//! is several times faster with AMG), so `Auto` takes AMG where the typical triangle is thin. IC(0)'s
-//! iterations grow with the vertex count (59 per substep on the 16k sheet-on-sphere bench, 109 at
-//! 65k) and AMG's do not (18, 15): at 16k the two bakes took the same time, at 65k AMG's was 1.4×
-//! faster, so `Auto` also takes AMG from [`AMG_FROM_VERTICES`] vertices; IC(0) otherwise
-//! (BENCHMARKS.md, "Cheaper AMG and preconditioner = auto").
+//! is several times faster with AMG), so `Auto` takes AMG where the typical triangle is thin, and
+//! IC(0) otherwise. IC(0)'s iterations grow with the vertex count and AMG's do not, and until
+//! 2026-11-26 `Auto` took AMG from 32,768 vertices on too (the 65k sheet-on-sphere bench: 1.4×
+//! faster than plain IC(0)); since IC(0)'s deflation takes 64-vertex aggregates on such meshes
+//! ([`super::deflation::LARGE_FROM`]) it is about 1.1× faster than AMG there (BENCHMARKS.md,
+//! "Deflation on large meshes").
 
 use super::mpcg::Preconditioner;
 use glam::Vec3;
@@ -54,10 +55,6 @@ impl AutoWatch {
 /// IC(0) still needs only 1.1× its iterations on square cells.
 pub const THIN_ASPECT: f32 = 8.0;
 
-/// Vertex count from which [`Preconditioner::Auto`] takes AMG whatever the triangles' shape:
-/// between the sizes where the bakes broke even (16,384) and where AMG won (65,536).
-pub const AMG_FROM_VERTICES: usize = 32_768;
-
 /// Longest edge over the altitude onto it, |e|² / (2·area): 2/√3 for an equilateral triangle,
 /// 2 for half a square, ≈ k for a right triangle with legs 1 and k ≫ 1; infinite if degenerate.
 pub fn aspect(a: Vec3, b: Vec3, c: Vec3) -> f32 {
@@ -88,15 +85,11 @@ pub fn median_aspect(x: &[Vec3], triangles: &[[u32; 3]]) -> Option<f32> {
 }
 
 /// The preconditioner [`Preconditioner::Auto`] resolves to for a mesh with rest positions `rest`
-/// (m): [`Preconditioner::Amg`] if it has at least [`AMG_FROM_VERTICES`] vertices or its median
-/// triangle is thin ([`THIN_ASPECT`]), else [`Preconditioner::IncompleteCholesky`]. Any other
-/// `requested` value is returned unchanged.
+/// (m): [`Preconditioner::Amg`] if its median triangle is thin ([`THIN_ASPECT`]), else
+/// [`Preconditioner::IncompleteCholesky`]. Any other `requested` value is returned unchanged.
 pub fn resolve(requested: Preconditioner, rest: &[Vec3], triangles: &[[u32; 3]]) -> Preconditioner {
     if requested != Preconditioner::Auto {
         return requested;
-    }
-    if rest.len() >= AMG_FROM_VERTICES {
-        return Preconditioner::Amg;
     }
     match median_aspect(rest, triangles) {
         Some(m) if m >= THIN_ASPECT => Preconditioner::Amg,
@@ -179,18 +172,17 @@ mod tests {
         assert_eq!(w.amg_from, Some(4));
     }
 
-    /// Well-shaped meshes take AMG from AMG_FROM_VERTICES vertices on.
+    /// Large meshes (where IC(0) deflates with small aggregates) keep IC(0) when well shaped and
+    /// take AMG when thin.
     #[test]
-    fn auto_takes_amg_on_large_meshes() {
-        let side = (AMG_FROM_VERTICES as f64).sqrt().ceil() as usize;
-        let (x, t) = grid(side, side, 0.01, 0.01);
-        assert!(x.len() >= AMG_FROM_VERTICES);
-        assert_eq!(resolve(Preconditioner::Auto, &x, &t), Preconditioner::Amg);
-        let (x, t) = grid(side - 2, side - 2, 0.01, 0.01);
-        assert!(x.len() < AMG_FROM_VERTICES);
+    fn auto_decides_large_meshes_by_shape() {
+        let (x, t) = grid(200, 200, 0.01, 0.01);
+        assert!(x.len() >= super::super::deflation::LARGE_FROM);
         assert_eq!(
             resolve(Preconditioner::Auto, &x, &t),
             Preconditioner::IncompleteCholesky
         );
+        let (x, t) = grid(200, 200, 0.01, 0.0005);
+        assert_eq!(resolve(Preconditioner::Auto, &x, &t), Preconditioner::Amg);
     }
 }

@@ -50,13 +50,38 @@ use rayon::prelude::*;
 /// Systems with fewer vertices than this are solved without deflation.
 pub const DEFLATE_FROM: usize = 256;
 
-/// At most this many aggregates (3 coarse unknowns each): the envelope Cholesky of E is cubic in
-/// its bandwidth.
+/// Vertices per aggregate, at least.
+const AGGREGATE: usize = 64;
+
+/// At most this many aggregates (3 coarse unknowns each) below [`LARGE_FROM`] vertices: the
+/// envelope Cholesky of E is cubic in its bandwidth (the dress-walk export with 128 aggregates:
+/// 27.8 instead of 28.2 CG iterations per substep, and slower).
 const MAX_AGGREGATES: usize = 64;
 
-/// Vertices per aggregate: 64, or more on meshes above [`MAX_AGGREGATES`]·64 vertices.
+/// From this many vertices on, aggregates of [`AGGREGATE`] vertices (up to
+/// [`MAX_LARGE_AGGREGATES`] of them), and every slow solve deflates whatever its contacts
+/// ([`worthwhile`]). On a large mesh 64 aggregates are too coarse to take the waves IC(0) leaves:
+/// the 256×256 sheet on a sphere (65,536 vertices, 16 frames, one bake each) with 1,024
+/// aggregates of 64 vertices took 6,946 CG iterations in all, 4,118 ms per frame, against
+/// 10,811 and 5,602 ms with 1,024 aggregates and the contact rule, and 3,648 iterations of the
+/// SA-AMG V-cycle at 5,472 ms (its per-solve refill about 100 ms); over three CG tolerances
+/// 0.98–1.04e-3 67.7 s against AMG's 74.4 s (BENCHMARKS.md, "Deflation on large meshes"), which
+/// is why [`super::choice::resolve`] keeps IC(0) there.
+pub const LARGE_FROM: usize = 32_768;
+
+/// At most this many aggregates from [`LARGE_FROM`] vertices on (6,144 coarse unknowns).
+const MAX_LARGE_AGGREGATES: usize = 2048;
+
+/// Vertices per aggregate for a mesh of `n` vertices: [`AGGREGATE`], or more so that there are at
+/// most [`MAX_AGGREGATES`] aggregates (below [`LARGE_FROM`] vertices) or
+/// [`MAX_LARGE_AGGREGATES`] (from it on).
 pub fn aggregate_size(n: usize) -> usize {
-    64.max(n.div_ceil(MAX_AGGREGATES))
+    let most = if n >= LARGE_FROM {
+        MAX_LARGE_AGGREGATES
+    } else {
+        MAX_AGGREGATES
+    };
+    AGGREGATE.max(n.div_ceil(most))
 }
 
 /// A plain IC(0) solve taking at least this many CG iterations switches the next solves to the
@@ -89,8 +114,13 @@ pub const MAX_CONTACT_FRACTION: f32 = 0.1;
 /// hard-pinned rows, [`super::BlockPattern::pinned`], empty for none): not where collider
 /// contacts hold a large part of the cloth (a sheet draped on a sphere: about a fifth of its
 /// vertices), whose long waves the contacts hold already (its draping frames: 21 → 19
-/// iterations per substep, while each deflated iteration costs about 40 % more).
+/// iterations per substep, while each deflated iteration costs about 40 % more). From
+/// [`LARGE_FROM`] vertices on always: the aggregates are small there, and the waves between them
+/// and the contacts' are IC(0)'s slow part.
 pub fn worthwhile(filter: &[Filter], pinned: &[bool]) -> bool {
+    if filter.len() >= LARGE_FROM {
+        return true;
+    }
     let is_pinned = |i: usize| pinned.get(i).copied().unwrap_or(false);
     let (mut free, mut held) = (0usize, 0usize);
     for (i, f) in filter.iter().enumerate() {
@@ -882,6 +912,55 @@ mod tests {
         assert!(!worthwhile(&filter, &pinned));
         // Without the pattern's pinned flags every fixed vertex counts as held.
         assert!(!worthwhile(&filter, &[]));
+    }
+
+    /// Large meshes take aggregates of 64 vertices (up to 2,048 of them) and deflate whatever
+    /// their contacts; smaller ones at most 64 aggregates.
+    #[test]
+    fn large_meshes_take_small_aggregates() {
+        assert_eq!(aggregate_size(4096), 64);
+        assert_eq!(aggregate_size(10_212), 160);
+        assert_eq!(
+            aggregate_size(LARGE_FROM - 1),
+            (LARGE_FROM - 1).div_ceil(64)
+        );
+        assert_eq!(aggregate_size(LARGE_FROM), 64);
+        assert_eq!(aggregate_size(65_536), 64);
+        assert_eq!(aggregate_size(1 << 20), 512);
+        let plane = Filter::Plane(Vec3::Y);
+        let held = vec![plane; LARGE_FROM];
+        assert!(worthwhile(&held, &[]));
+        assert!(!worthwhile(&held[..LARGE_FROM - 1], &[]));
+    }
+
+    /// A membrane above [`LARGE_FROM`] vertices (192×192, 576 aggregates): the deflated solve
+    /// takes far fewer iterations than the plain one to the same tolerance (measured 80 → 14
+    /// at 1e-3) and its true residual stays as small.
+    #[test]
+    fn large_membranes_deflate_with_many_aggregates() {
+        let (plain, x0, r0) = solve(192, false, 1e-3);
+        let (deflated, x1, r1) = solve(192, true, 1e-3);
+        eprintln!(
+            "192x192 plain {} deflated {} r {r0:.2e} {r1:.2e}",
+            plain.iterations, deflated.iterations
+        );
+        assert!(
+            plain.converged && deflated.converged,
+            "{plain:?} {deflated:?}"
+        );
+        assert!(
+            (deflated.iterations as f64) <= 0.5 * plain.iterations as f64,
+            "{} against {} iterations",
+            deflated.iterations,
+            plain.iterations
+        );
+        let scale = x0.iter().map(|v| v.length()).fold(0.0f32, f32::max);
+        let diff = x0
+            .iter()
+            .zip(&x1)
+            .map(|(a, b)| (*a - *b).length())
+            .fold(0.0f32, f32::max);
+        assert!(diff < 0.02 * scale, "{diff} of {scale}");
     }
 
     /// Restriction in two fixed halves, row-parallel passes: the same bits on 1 and 2 threads.
