@@ -787,14 +787,20 @@ mod tests {
                 assert!(e1 <= e0, "energy error {e1} against {e0} at {tol}");
             }
             assert!(r0.is_finite() && r1.is_finite());
-            let scale = x0.iter().map(|v| v.length()).fold(0.0f32, f32::max);
-            let diff = x0
-                .iter()
-                .zip(&x1)
-                .map(|(a, b)| (*a - *b).length())
-                .fold(0.0f32, f32::max);
+            let (diff, scale) = difference(&x0, &x1);
             assert!(diff < 0.02 * scale, "{diff} of {scale} at {tol}");
         }
+    }
+
+    /// The largest |x0_i − x1_i| and the largest |x0_i| (m/s).
+    fn difference(x0: &[Vec3], x1: &[Vec3]) -> (f32, f32) {
+        let scale = x0.iter().map(|v| v.length()).fold(0.0f32, f32::max);
+        let diff = x0
+            .iter()
+            .zip(x1)
+            .map(|(a, b)| (*a - *b).length())
+            .fold(0.0f32, f32::max);
+        (diff, scale)
     }
 
     /// √(eᵀAe / x_refᵀAx_ref) for e = x − x_ref, on the membrane of [`solve`].
@@ -878,12 +884,7 @@ mod tests {
             deflated.iterations as f64 <= 0.6 * plain.iterations as f64,
             "{deflated:?} against {plain:?}"
         );
-        let scale = x0.iter().map(|v| v.length()).fold(0.0f32, f32::max);
-        let diff = x0
-            .iter()
-            .zip(&x1)
-            .map(|(a, b)| (*a - *b).length())
-            .fold(0.0f32, f32::max);
+        let (diff, scale) = difference(&x0, &x1);
         assert!(diff < 0.01 * scale, "{diff} of {scale}");
     }
 
@@ -935,15 +936,11 @@ mod tests {
 
     /// A membrane above [`LARGE_FROM`] vertices (192×192, 576 aggregates): the deflated solve
     /// takes far fewer iterations than the plain one to the same tolerance (measured 80 → 14
-    /// at 1e-3) and its true residual stays as small.
+    /// at 1e-3) and reaches the same solution.
     #[test]
     fn large_membranes_deflate_with_many_aggregates() {
-        let (plain, x0, r0) = solve(192, false, 1e-3);
-        let (deflated, x1, r1) = solve(192, true, 1e-3);
-        eprintln!(
-            "192x192 plain {} deflated {} r {r0:.2e} {r1:.2e}",
-            plain.iterations, deflated.iterations
-        );
+        let (plain, x0, _) = solve(192, false, 1e-3);
+        let (deflated, x1, _) = solve(192, true, 1e-3);
         assert!(
             plain.converged && deflated.converged,
             "{plain:?} {deflated:?}"
@@ -954,12 +951,7 @@ mod tests {
             deflated.iterations,
             plain.iterations
         );
-        let scale = x0.iter().map(|v| v.length()).fold(0.0f32, f32::max);
-        let diff = x0
-            .iter()
-            .zip(&x1)
-            .map(|(a, b)| (*a - *b).length())
-            .fold(0.0f32, f32::max);
+        let (diff, scale) = difference(&x0, &x1);
         assert!(diff < 0.02 * scale, "{diff} of {scale}");
     }
 
