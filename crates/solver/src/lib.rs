@@ -21,6 +21,7 @@ pub mod report;
 pub mod self_collision;
 pub mod self_contact;
 pub mod sim;
+pub(crate) mod spinning_partner;
 pub mod spring_network;
 pub mod state;
 pub(crate) mod step;

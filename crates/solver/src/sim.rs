@@ -516,6 +516,19 @@ impl Simulation {
         colliders: &[MovingCollider],
         pin_targets: &[Option<&[Vec3]>],
     ) -> Result<FrameReport, SimError> {
+        // The same bits either way; the pool's other worker stays awake between the passes.
+        crate::spinning_partner::with_partner_spinning(|| {
+            self.step_frame_alone(dt, colliders, pin_targets)
+        })
+    }
+
+    /// [`Self::step_frame`] without the spinning partner.
+    fn step_frame_alone(
+        &mut self,
+        dt: f32,
+        colliders: &[MovingCollider],
+        pin_targets: &[Option<&[Vec3]>],
+    ) -> Result<FrameReport, SimError> {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(SimError::Input(format!(
                 "frame length dt = {dt} s must be finite and > 0"
