@@ -214,3 +214,14 @@ pub fn wrinkled_sheet_system(n: usize) -> (crate::Model, crate::linalg::BlockMat
     asm.assemble(&model, &inputs, &cons);
     (model, asm.matrix)
 }
+
+/// Test inputs: the xorshift64 sequence from `seed` (nonzero), each value's top 24 bits as an f32
+/// in [0, 1) (exact, so the same in f32 and f64 arithmetic).
+pub fn unit_random(mut seed: u64) -> impl FnMut() -> f32 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 40) as f32 / (1u64 << 24) as f32
+    }
+}

@@ -105,13 +105,8 @@ mod tests {
         fn end(c: &MovingCollider) -> &ColliderShape {
             &c.end
         }
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut unit = crate::fixtures::unit_random(0x2545_f491_4f6c_dd1du64);
+        let mut rnd = || unit() - 0.5;
         let mut colliders = Vec::new();
         for k in 0..12 {
             let c = Vec3::new(rnd(), rnd(), rnd()) * 2.0;

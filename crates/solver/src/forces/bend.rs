@@ -332,13 +332,8 @@ mod tests {
     /// hinges folded both ways.
     #[test]
     fn wide_hinge_terms_are_bit_identical_to_scalar_arithmetic() {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as Real / (1u64 << 24) as Real - 0.5
-        };
+        let mut unit = crate::fixtures::unit_random(0x2545_f491_4f6c_dd1du64);
+        let mut rnd = || unit() as Real - 0.5;
         let mat = Material::default();
         let mut checked = 0;
         for _ in 0..4000 {

@@ -1379,18 +1379,9 @@ pub(crate) mod tests {
     }
 
     fn rand_vec(n: usize, seed: u64) -> Vec<Vec3A> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                let mut f = || {
-                    s ^= s << 13;
-                    s ^= s >> 7;
-                    s ^= s << 17;
-                    (s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
-                };
-                Vec3A::new(f(), f(), f())
-            })
-            .collect()
+        let mut unit = crate::fixtures::unit_random(seed);
+        let mut f = || unit() * 2.0 - 1.0;
+        (0..n).map(|_| Vec3A::new(f(), f(), f())).collect()
     }
 
     fn dot(a: &[Vec3A], b: &[Vec3A]) -> f64 {

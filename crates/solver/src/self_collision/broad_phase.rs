@@ -1039,13 +1039,7 @@ mod tests {
 
     /// Random triangles of very different sizes, one of them moving absurdly far.
     fn soup() -> Soup {
-        let mut s = 0x0dd_ba11_cafe_f00du64;
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut r = crate::fixtures::unit_random(0x0dd_ba11_cafe_f00du64);
         let (mut x0, mut x1, mut tris) = (Vec::new(), Vec::new(), Vec::new());
         for k in 0..400u32 {
             let c = Vec3::new(r(), r() * 0.1, r());
@@ -1355,13 +1349,8 @@ mod tests {
     /// 1 cm, vertices moved by up to 0.75 edge length per axis, x1 by up to 0.15 more), one garment
     /// each.
     pub(super) fn crumpled_grids() -> Grids {
-        let mut s = 0x5eed_1234_abcd_0001u64;
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut unit = crate::fixtures::unit_random(0x5eed_1234_abcd_0001u64);
+        let mut r = || unit() - 0.5;
         let (side, h) = (16u32, 0.01);
         let mut x0 = Vec::new();
         let mut tris = Vec::new();

@@ -192,13 +192,7 @@ mod tests {
 
     #[test]
     fn overlap_is_overlap_along_all_nine_axes() {
-        let mut s = 0xfeed_5eed_0123_4567u64;
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut r = crate::fixtures::unit_random(0xfeed_5eed_0123_4567u64);
         let prims: Vec<(Vec3, Vec3, f32)> = (0..60)
             .map(|_| {
                 let (a, d) = (Vec3::new(r(), r(), r()), 0.4 * Vec3::new(r(), r(), r()));
@@ -234,13 +228,7 @@ mod tests {
 
     #[test]
     fn box_parts_agree_with_the_whole() {
-        let mut s = 0x0b0c_5eed_7777_1234u64;
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut r = crate::fixtures::unit_random(0x0b0c_5eed_7777_1234u64);
         let dops: Vec<Dop18> = (0..40)
             .map(|_| {
                 let a = Vec3::new(r(), r(), r());

@@ -508,13 +508,8 @@ mod tests {
     /// (cell keys of some 50 bits: several passes), and with out-of-range triangles skipped.
     #[test]
     fn grid_count_equals_all_pairs() {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut unit = crate::fixtures::unit_random(0x9e37_79b9_7f4a_7c15u64);
+        let mut rnd = || unit() - 0.5;
         for spread in [0.0f32, 1e4] {
             let mut x = Vec::new();
             let mut tris = Vec::new();

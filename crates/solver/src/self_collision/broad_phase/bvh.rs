@@ -500,13 +500,7 @@ mod tests {
     /// triangle) on a jittered grid with random sizes and motions, corners shared with the next
     /// cluster in a row; their triangle DOPs, centres and immovable flags (one in three).
     fn scene(n: u32) -> (Vec<Cluster>, Vec<Dop18>, Vec<Vec3>, Vec<bool>) {
-        let mut s = 0x0b5e_55ed_5eed_f00du64;
-        let mut r = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 40) as f32 / (1u64 << 24) as f32
-        };
+        let mut r = crate::fixtures::unit_random(0x0b5e_55ed_5eed_f00du64);
         let (mut clusters, mut tdop, mut centres, mut fixed) = (vec![], vec![], vec![], vec![]);
         for c in 0..n {
             let v = 2 * c;
