@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use clothbake_io::{read_checkpoint, write_checkpoint, CacheProgress, ColliderSpec, SceneFile};
-use clothbake_solver::{State, STATE_VERSION};
+use clothbake_solver::{FrameReport, State, STATE_VERSION};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, Result};
@@ -40,6 +40,20 @@ pub struct Checkpoint {
     /// The bake report's frame records so far.
     pub report_frames: Vec<FrameRecord>,
     pub state: State,
+    /// With the state inside frame `frame + 1`: what that frame did before the stop, so that the
+    /// resumed bake reports the frame whole (substeps, rejections, CG iterations, stage and wall
+    /// times). None at a frame boundary (and in checkpoints of earlier builds).
+    #[serde(default)]
+    pub unfinished_frame: Option<UnfinishedFrame>,
+}
+
+/// The frame a signal stopped between its substeps.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct UnfinishedFrame {
+    /// The solver's report of its substeps so far ([`clothbake_solver::Simulation::unfinished_frame`]).
+    pub report: FrameReport,
+    /// Wall time the frame had taken when it stopped (s).
+    pub seconds: f64,
 }
 
 /// The staging folder of a bake into `out_dir`.

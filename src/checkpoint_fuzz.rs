@@ -84,6 +84,7 @@ fn bench() -> &'static Mutex<Bench> {
             }],
             report_frames: Vec::new(),
             state: sim.state().clone(),
+            unfinished_frame: None,
         };
         let payload = serde_json::to_value(&ck).expect("JSON");
         Mutex::new(Bench {

@@ -12,7 +12,7 @@ use clothbake_solver::{MovingCollider, SimError, Simulation};
 use glam::Vec3;
 
 use crate::bake_setup::PreparedBake;
-use crate::checkpoint::{self, Checkpoint};
+use crate::checkpoint::{self, Checkpoint, UnfinishedFrame};
 use crate::cli::{BakeArgs, FormatArg};
 use crate::commands::sample::write_sample;
 use crate::error::{CliError, Result};
@@ -93,6 +93,8 @@ fn bake(
     };
     let mut resume_warning = resumed.as_ref().and_then(|(_, w)| w.clone());
     let resumed = resumed.map(|(ck, _)| ck);
+    // Wall time the first frame took before the stop a checkpoint inside it was written at.
+    let mut unfinished_seconds = 0.0;
     match (&stage, &resumed) {
         (Some(dir), None) => {
             if args.resume {
@@ -132,6 +134,10 @@ fn bake(
             }
             sim.restore_state(ck.state.clone(), ck.state_version)
                 .map_err(|e| CliError::Input(format!("{}: checkpoint: {e}", dir.display())))?;
+            if let Some(u) = &ck.unfinished_frame {
+                sim.restore_unfinished_frame(u.report);
+                unfinished_seconds = u.seconds;
+            }
         }
         (None, _) => {}
     }
@@ -259,9 +265,10 @@ fn bake(
     let save = |frame: i32,
                 sim: &Simulation,
                 writers: &mut [GarmentCacheWriter],
-                frames: &[FrameRecord]| {
+                frames: &[FrameRecord],
+                seconds: f64| {
         stage.as_deref().map_or(Ok(()), |dir| {
-            save_checkpoint(dir, &fingerprint, frame, sim, writers, frames)
+            save_checkpoint(dir, &fingerprint, frame, sim, writers, frames, seconds)
         })
     };
     for frame in first_step..=plan.last {
@@ -269,7 +276,7 @@ fn bake(
             // The last written frame gets its record and event before the bake stops.
             records.complete(false, reporter, &mut report);
             if let Some(dir) = &stage {
-                save(frame - 1, &sim, &mut writers, &report.frames)?;
+                save(frame - 1, &sim, &mut writers, &report.frames, 0.0)?;
                 return Err(CliError::Checkpointed {
                     frame: frame - 1,
                     dir: dir.clone(),
@@ -310,7 +317,8 @@ fn bake(
                 // Stopped between substeps: the state (inside this frame) goes into a checkpoint.
                 Err(SimError::Stopped { .. }) if stage.is_some() => {
                     drop(targets);
-                    save(frame - 1, &sim, &mut writers, &report.frames)?;
+                    let seconds = unfinished_seconds + frame_started.elapsed().as_secs_f64();
+                    save(frame - 1, &sim, &mut writers, &report.frames, seconds)?;
                     return Err(CliError::Checkpointed {
                         frame: frame - 1,
                         dir: stage.clone().unwrap_or_default(),
@@ -339,7 +347,7 @@ fn bake(
         if frame < plan.first {
             // Pre-roll (scene.preroll, or --frames starting later): simulated, not written.
             if checkpoint_due {
-                save(frame, &sim, &mut writers, &report.frames)?;
+                save(frame, &sim, &mut writers, &report.frames, 0.0)?;
             }
             continue;
         }
@@ -362,14 +370,15 @@ fn bake(
             frame,
             stats,
             stages,
-            seconds: frame_started.elapsed().as_secs_f64(),
+            seconds: std::mem::take(&mut unfinished_seconds)
+                + frame_started.elapsed().as_secs_f64(),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
         });
         if checkpoint_due || !beside {
             records.complete(false, reporter, &mut report);
         }
         if checkpoint_due {
-            save(frame, &sim, &mut writers, &report.frames)?;
+            save(frame, &sim, &mut writers, &report.frames, 0.0)?;
         }
     }
     records.complete(false, reporter, &mut report);
@@ -379,7 +388,7 @@ fn bake(
         // a checkpoint at the last frame, so that the run continuing it only writes the caches
         // (a farm's time slice ends with 85 like every other one).
         if let Some(dir) = &stage {
-            save(plan.last, &sim, &mut writers, &report.frames)?;
+            save(plan.last, &sim, &mut writers, &report.frames, 0.0)?;
             return Err(CliError::Checkpointed {
                 frame: plan.last,
                 dir: dir.clone(),
@@ -460,6 +469,7 @@ fn save_checkpoint(
     sim: &Simulation,
     writers: &mut [GarmentCacheWriter],
     frames: &[FrameRecord],
+    unfinished_seconds: f64,
 ) -> Result<()> {
     let caches = writers
         .iter_mut()
@@ -476,6 +486,10 @@ fn save_checkpoint(
             caches,
             report_frames: frames.to_vec(),
             state: sim.state().clone(),
+            unfinished_frame: sim.unfinished_frame().map(|r| UnfinishedFrame {
+                report: *r,
+                seconds: unfinished_seconds,
+            }),
         },
     )
 }

@@ -4,7 +4,7 @@ use crate::linalg::CgResult;
 use crate::self_collision::SelfCollisionTimes;
 
 /// Wall-clock seconds spent per stage.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct StageTimes {
     /// Force/Jacobian evaluation and matrix assembly.
     pub assemble: f64,
@@ -88,7 +88,7 @@ pub struct SubstepReport {
 }
 
 /// Why the step-size controller rejected a substep (BW §6; `step/accept.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Rejection {
     /// The linear solve's result was not finite.
     NonFiniteSolve,
@@ -168,7 +168,9 @@ impl Rejections {
 }
 
 /// Summary of one frame over its accepted substeps (rejected ones are only counted and timed).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// Serialisable so that a frame stopped between substeps can carry its report through a
+/// checkpoint ([`crate::Simulation::unfinished_frame`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct FrameReport {
     pub substeps: u32,
     pub rejected_substeps: u32,
@@ -186,6 +188,8 @@ pub struct FrameReport {
     pub max_strain: f32,
     /// Largest number of contact-constrained vertices in one substep.
     pub contacts: u32,
+    /// +inf when no vertex came near a collider (serialised as null: JSON has no infinity).
+    #[serde(with = "infinity_as_null")]
     pub min_collider_distance: f32,
     /// Cloth–cloth proximity contacts and continuous-collision events summed over the accepted
     /// substeps.
@@ -193,7 +197,8 @@ pub struct FrameReport {
     /// Unresolved cloth–cloth collisions summed over the accepted substeps (0 = the frame's
     /// cloth motion is crossing-free; see [`SubstepReport::unresolved`]).
     pub unresolved: u32,
-    /// Smallest substep length used (s).
+    /// Smallest substep length used (s; +inf before the first substep, serialised as null).
+    #[serde(with = "infinity_as_null")]
     pub min_h: f32,
     /// Why the last rejected substep was rejected.
     pub last_rejection: Option<Rejection>,
@@ -203,6 +208,23 @@ pub struct FrameReport {
     /// (divide by `substeps` and the vertex count for the fraction); 0 under other integrators.
     pub explicit_vertices: u64,
     pub times: StageTimes,
+}
+
+/// An `f32` that may be +inf as a JSON number or null (serde_json writes non-finite floats as
+/// null and cannot read them back as a float).
+mod infinity_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
+        match v.is_finite() {
+            true => s.serialize_some(v),
+            false => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+        Ok(Option::<f32>::deserialize(d)?.unwrap_or(f32::INFINITY))
+    }
 }
 
 impl FrameReport {

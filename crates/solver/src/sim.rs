@@ -309,6 +309,10 @@ pub struct Simulation {
     /// `preconditioner = "auto"` resolved to IC(0): the solves are watched and may move to AMG
     /// ([`crate::linalg::choice::AutoWatch`]).
     watch_preconditioner: bool,
+    /// The report of the substeps a stop interrupted the current frame after
+    /// ([`SimError::Stopped`] inside a frame): the call that continues the frame adds to it, so
+    /// its report counts every substep of the frame. Not part of [`State`]: no result depends on it.
+    unfinished: Option<FrameReport>,
 }
 
 /// Why a saved [`State`] cannot be restored into a simulation.
@@ -352,6 +356,7 @@ impl Simulation {
             substep_log: Vec::new(),
             stop: None,
             watch_preconditioner,
+            unfinished: None,
             model,
         })
     }
@@ -367,6 +372,19 @@ impl Simulation {
     /// Everything the next substep depends on (clone it to save the simulation).
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// The report so far of a frame stopped between its substeps ([`SimError::Stopped`] with the
+    /// state inside the frame), which the next [`Self::step_frame`] continues; None otherwise.
+    /// Saved beside the state, it lets a resumed bake report that frame whole.
+    pub fn unfinished_frame(&self) -> Option<&FrameReport> {
+        self.unfinished.as_ref()
+    }
+
+    /// Restores [`Self::unfinished_frame`] (after [`Self::restore_state`] of a state inside a
+    /// frame). Ignored when the state is at a frame boundary.
+    pub fn restore_unfinished_frame(&mut self, report: FrameReport) {
+        self.unfinished = (self.state.clock.substep_pos > 0).then_some(report);
     }
 
     /// Continues from a saved state of `version` (that of the build that saved it,
@@ -457,6 +475,8 @@ impl Simulation {
             }
         }
         self.state = state;
+        // A report of another state's frame does not continue into this one.
+        self.unfinished = None;
         Ok(())
     }
 
@@ -543,6 +563,7 @@ impl Simulation {
         let stopped = |stop: &Option<Arc<AtomicBool>>| {
             stop.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
         };
+        let unfinished = self.unfinished.take();
         if self.state.clock.substep_pos == 0 {
             if stopped(&self.stop) {
                 return Err(SimError::Stopped {
@@ -551,7 +572,10 @@ impl Simulation {
             }
             self.state.pins.begin_frame(&self.model, pin_targets)?;
         }
-        let mut report = FrameReport::new();
+        let mut report = match unfinished {
+            Some(r) if self.state.clock.substep_pos > 0 => r,
+            _ => FrameReport::new(),
+        };
         self.substep_log.clear();
         let settings = &self.settings;
         let nominal = dt / settings.substeps as f32;
@@ -561,6 +585,7 @@ impl Simulation {
         let (state, ws) = (&mut self.state, &mut self.ws);
         while state.clock.substep_pos < grid {
             if state.clock.substep_pos > 0 && stopped(&self.stop) {
+                self.unfinished = Some(report);
                 return Err(SimError::Stopped {
                     time: state.clock.time,
                 });

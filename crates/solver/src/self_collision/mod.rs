@@ -97,7 +97,7 @@ pub struct SelfCollisionReport {
 }
 
 /// Wall-clock seconds spent in the parts of the cloth–cloth stage.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SelfCollisionTimes {
     /// Broad phase: bounds, hierarchy refit and traversal, candidate pairs (every build, rebuilds
     /// included).
