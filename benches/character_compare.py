@@ -616,10 +616,10 @@ def main() -> int:
     parser.add_argument("--blender-distance", choices=("default", "thickness"), default="default",
                         help="Blender's collision and self-collision distance: its default (15 mm) or the garment's thickness")
     parser.add_argument("--perturb", type=int, default=0, metavar="K",
-                        help="also bake each scene K more times (at most %d) with the CG tolerance changed by "
-                             "0.5-3 %%: substep counts are chaotic in the solves' bits, and these runs show the "
-                             "spread of clothbake's time (ms/frame mean and range, ratio to Blender's median)"
-                             % len(PERTURBATIONS))
+                        help=f"also bake each scene K more times (at most {len(PERTURBATIONS)}) with the CG "
+                             "tolerance changed by 0.5-3 %%: substep counts are chaotic in the solves' bits, and "
+                             "these runs show the spread of clothbake's time (ms/frame mean and range, ratio to "
+                             "Blender's median)")
     parser.add_argument("--markdown", help="also write the table to this file")
     parser.add_argument("--keep", metavar="DIR",
                         help="build and bake in DIR (kept afterwards: DIR/SCENE/clothbake holds the exported "

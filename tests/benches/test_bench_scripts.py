@@ -1,0 +1,146 @@
+"""The benchmark scripts (benches/*.py) without their long runs: every script's --help, the sheet
+scene the Blender comparison bakes (valid for `clothbake check`, baked and summarised from a real
+report, so a renamed report field breaks here and not in a half-hour benchmark), and the quality
+measurements the character comparison reports for Blender and clothbake alike (edge strain,
+vertices inside proxies, self-intersections) on small hand-made meshes whose answers are known."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCHES = REPO / "benches"
+sys.path.insert(0, str(BENCHES))
+
+import blender_compare  # noqa: E402  (benches/, no Blender at import)
+import sheet_scaling  # noqa: E402
+
+BIN = os.environ.get("CLOTHBAKE_BIN", str(REPO / "target/release/clothbake"))
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in BENCHES.glob("*.py")))
+def test_every_bench_script_prints_its_help(script):
+    # character_compare.py's --help raised a ValueError until 2026-11-26 (a "%" argparse read as a
+    # format directive).
+    r = subprocess.run([sys.executable, str(BENCHES / script), "--help"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "usage:" in r.stdout
+
+
+def test_the_comparison_sheet_is_a_valid_scene_of_n_squared_vertices():
+    with tempfile.TemporaryDirectory() as tmp:
+        scene = blender_compare.write_clothbake_scene(Path(tmp), 6, 3, self_collision=True, cg_tolerance=2e-3)
+        text = scene.read_text()
+        assert "cg_tolerance = 0.002" in text and "self_collision = true" in text
+        vertices = [l for l in (Path(tmp) / "sheet.obj").read_text().splitlines() if l.startswith("v ")]
+        assert len(vertices) == 36
+        r = subprocess.run([BIN, "check", str(scene)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_sheet_bake_is_summarised_from_its_report():
+    wall, cpu, summary = blender_compare.clothbake_ms_per_frame(BIN, 8, 3, self_collision=False)
+    assert wall > 0 and cpu > 0
+    # Frames 1..3: frame 1 is the start state, so 2 simulated frames of 5 substeps at least, one CG
+    # iteration or more each.
+    assert summary["substeps"] >= 10
+    assert summary["cg_iterations"] >= summary["substeps"]
+    assert summary["stages"]["linear_solve"] > 0
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        scene = blender_compare.write_clothbake_scene(folder, 8, 3, self_collision=False)
+        first, again = sheet_scaling.bake(BIN, folder, scene), sheet_scaling.bake(BIN, folder, scene)
+    assert first["frames"] == 2 and first["substeps"] == summary["substeps"]
+    assert first["cg"] == summary["cg_iterations"]
+    # The digest of the caches: a deterministic bake gives the same one.
+    assert first["digest"] == again["digest"]
+
+
+# -- the character comparison's quality measurements ----------------------------------------------
+
+character_compare = pytest.importorskip("character_compare")  # imports bpy (Blender 4.5)
+
+
+def grid(n: int, size: float = 1.0):
+    """An n x n vertex grid in the Blender XY plane (z = 0): points, edges, triangles, rest lengths."""
+    ij = [(i, j) for j in range(n) for i in range(n)]
+    p = np.array([[i * size / (n - 1), j * size / (n - 1), 0.0] for i, j in ij])
+    idx = lambda i, j: j * n + i  # noqa: E731
+    tris, edges = [], set()
+    for j in range(n - 1):
+        for i in range(n - 1):
+            a, b, c, d = idx(i, j), idx(i + 1, j), idx(i + 1, j + 1), idx(i, j + 1)
+            tris += [(a, b, c), (a, c, d)]
+            for e in ((a, b), (b, c), (c, a), (c, d), (d, a)):
+                edges.add(tuple(sorted(e)))
+    edges = np.array(sorted(edges))
+    rest = np.linalg.norm(p[edges[:, 0]] - p[edges[:, 1]], axis=1)
+    return p, {"edges": edges, "tris": np.array(tris), "rest_len": rest}
+
+
+def test_edge_strain_is_the_largest_relative_length_change():
+    p, info = grid(4)
+    stretched = p * np.array([1.1, 1.0, 1.0])  # x edges +10 %, diagonals less
+    squeezed = p * np.array([0.8, 1.0, 1.0])
+    strain, stretch = character_compare.max_edge_strain(np.stack([p, stretched]), info)
+    assert strain == pytest.approx(0.1, abs=1e-9) and stretch == pytest.approx(0.1, abs=1e-9)
+    strain, stretch = character_compare.max_edge_strain(np.stack([p, squeezed]), info)
+    assert strain == pytest.approx(0.2, abs=1e-9)
+    assert stretch == pytest.approx(0.0, abs=1e-12)  # compression is no stretch
+
+
+def test_self_intersections_find_a_sheet_pierced_by_another():
+    a, info_a = grid(3, 0.2)  # 0.2 m square in the plane z = 0
+    # An upright quad in the plane y = 0.13 reaching from z = -0.05 to 0.05: its two upright edges
+    # pierce the first sheet inside its triangles, at (0.05, 0.13) and (0.15, 0.13).
+    b = np.array([[0.05, 0.13, -0.05], [0.15, 0.13, -0.05], [0.15, 0.13, 0.05], [0.05, 0.13, 0.05]])
+    n = len(a)
+
+    def both(b):
+        p = np.vstack([a, b])
+        info = {
+            "edges": np.vstack([info_a["edges"], [[n, n + 1], [n + 1, n + 2], [n + 2, n + 3], [n, n + 3], [n, n + 2]]]),
+            "tris": np.vstack([info_a["tris"], [[n, n + 1, n + 2], [n, n + 2, n + 3]]]),
+            "rest_len": np.concatenate([info_a["rest_len"], [0.1, 0.1, 0.1, 0.1, 0.1414]]),
+        }
+        return character_compare.self_intersections(p, info)
+
+    assert both(b) >= 2
+    assert both(b + np.array([0.0, 0.0, 0.2])) == 0  # lifted clear of the first sheet
+    flat, info_flat = grid(5)
+    assert character_compare.self_intersections(flat, info_flat) == 0
+
+
+def test_vertices_inside_proxies_count_depths_beyond_a_tenth_of_the_thickness():
+    # Blender axes (x, y, z) are the scene's (x, z, -y): a point at Blender z = 1 is at scene y = 1.
+    sphere = {"center": [0.0, 1.0, 0.0], "radius": 0.1}
+    capsule = {"a": [1.0, 0.0, 0.0], "b": [1.0, 2.0, 0.0], "radius_a": 0.2, "radius_b": 0.1}
+    points = np.array([
+        [0.0, 0.0, 1.0],      # the sphere's centre: 0.1 deep
+        [0.0, 0.0, 1.0995],   # 0.5 mm deep: within the tolerance of 10 % of 10 mm
+        [1.0, 0.0, 1.0],      # on the capsule's axis halfway: radius 0.15, 0.15 deep
+        [5.0, 5.0, 5.0],      # far from both
+    ])
+    depth = character_compare.proxy_depths(points, capsule)
+    assert depth[2] == pytest.approx(0.15)
+    info = {"thickness": 0.01, "shapes": [[sphere, capsule]]}
+    most, deepest = character_compare.inside_proxies(points[None], info)
+    assert most == 2
+    assert deepest == pytest.approx(0.15)
+
+
+def test_a_perturbed_scene_changes_only_the_cg_tolerance(tmp_path):
+    (tmp_path / "world.toml").write_text(
+        "[scene]\nfps = 24.0\ncg_tolerance = 0.002  # set by hand\nsubsteps = 4\n\n[output]\nformats = [\"pc2\"]\n"
+    )
+    name = character_compare.perturbed_scene({"folder": tmp_path}, 0)
+    text = (tmp_path / name).read_text()
+    tolerance = 0.002 * (1.0 + blender_compare.PERTURBATIONS[0])
+    assert f"cg_tolerance = {tolerance!r}" in text
+    assert text.count("cg_tolerance") == 1
+    assert "substeps = 4" in text and "[output]" in text and 'formats = ["pc2"]' in text
