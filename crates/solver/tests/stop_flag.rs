@@ -117,28 +117,31 @@ fn a_frame_stopped_inside_reports_all_its_substeps() {
     );
     assert_eq!(want.substeps, 4000, "{want:?}");
 
-    let (mut stopped, _) = carried_sheet_with(settings.clone());
-    stopped
-        .step_frame(dt, &[], &[Some(&targets[0])])
-        .expect("frame 1");
-    let flag = Arc::new(AtomicBool::new(false));
-    stopped.set_stop_flag(Arc::clone(&flag));
-    let raise = {
-        let flag = Arc::clone(&flag);
-        std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            flag.store(true, Ordering::Relaxed);
+    // Stopped inside frame 2 by a flag raised from another thread; should a loaded machine delay
+    // that thread past the frame's end, or the flag land before its first substep, again.
+    let (mut stopped, flag) = (1..=5)
+        .find_map(|attempt| {
+            let (mut sim, _) = carried_sheet_with(settings.clone());
+            sim.step_frame(dt, &[], &[Some(&targets[0])])
+                .expect("frame 1");
+            let flag = Arc::new(AtomicBool::new(false));
+            sim.set_stop_flag(Arc::clone(&flag));
+            let raise = {
+                let flag = Arc::clone(&flag);
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(5 * attempt));
+                    flag.store(true, Ordering::Relaxed);
+                })
+            };
+            let r = sim.step_frame(dt, &[], &[Some(&targets[1])]);
+            raise.join().expect("flag thread");
+            let inside =
+                matches!(r, Err(SimError::Stopped { .. })) && sim.state().clock.substep_pos > 0;
+            inside.then_some((sim, flag))
         })
-    };
-    let r = stopped.step_frame(dt, &[], &[Some(&targets[1])]);
-    raise.join().expect("flag thread");
-    assert!(matches!(r, Err(SimError::Stopped { .. })), "{r:?}");
-    let pos = stopped.state().clock.substep_pos;
+        .expect("a stop inside the frame in one of five attempts");
     let so_far = *stopped.unfinished_frame().expect("an unfinished frame");
-    assert!(
-        pos > 0 && so_far.substeps > 0 && so_far.substeps < 4000,
-        "{pos} {so_far:?}"
-    );
+    assert!(so_far.substeps > 0 && so_far.substeps < 4000, "{so_far:?}");
     // Saved as a checkpoint would save them, and restored into a new simulation.
     let state_json = serde_json::to_string(stopped.state()).expect("state");
     let report_json = serde_json::to_string(&so_far).expect("report");
