@@ -1,4 +1,6 @@
-//! Command-line arguments (clap derive). Doc comments here are the `--help` text.
+//! Command-line arguments (clap derive). Doc comments here are the `--help` text: written for the
+//! terminal (`OUTPUT/<shot>/`, `[output]`), not as rustdoc markdown, hence the allows below.
+#![allow(rustdoc::invalid_html_tags, rustdoc::broken_intra_doc_links)]
 
 use std::path::PathBuf;
 

@@ -1,5 +1,5 @@
 //! Sample scenes: each writes a scene file and the assets it needs, generated here from code.
-//! The copies under samples/<name>/ are this output at the default resolution (a test keeps them equal).
+//! The copies under `samples/<name>/` are this output at the default resolution (a test keeps them equal).
 
 mod body;
 mod cape_run;

@@ -224,7 +224,7 @@ impl Constraints {
     /// the solve (BW §5: "for high sliding velocities apply a dissipative tangential force opposite
     /// the relative sliding direction proportional to the normal force", with its velocity
     /// derivative in eq. 15). The force f = −c·P_t·(v − v_s) (P_t = I − n·nᵀ, v_s the surface
-    /// velocity) with c = μk·f_n / max(|slip0|, [`FRICTION_SLIP_FLOOR`]) is μk·f_n against the slip
+    /// velocity) with c = μk·f_n / max(|slip0|, `FRICTION_SLIP_FLOOR`) is μk·f_n against the slip
     /// at the start velocity and never reverses it; linearised implicitly (BW eq. 15) it adds
     /// h·c·P_t to the vertex's diagonal block of A and −h·c·P_t·(v0 − v_s) to b (and to `diag`,
     /// `rhs`, which further Newton iterations re-assemble from). The normal force f_n is the one

@@ -127,7 +127,7 @@ impl SelfContact {
     /// Adds the implicit normal damping of the approaching proximity contacts prepared by the last
     /// [`Self::prepare`] to the system A·Δv = b of the step (`a`, `b`) and to the constraint terms
     /// further Newton iterations re-assemble from (`extra_diag`, `extra_rhs`); see
-    /// [`contact_damping`]. `v0`, `h`: the step's base velocities (m/s) and step (s); `filter`, `z` the
+    /// `contact_damping`. `v0`, `h`: the step's base velocities (m/s) and step (s); `filter`, `z` the
     /// substep's constraints (a hard-pinned vertex moves by its prescribed Δv = z). Returns the
     /// number of contacts damped.
     #[allow(clippy::too_many_arguments)]

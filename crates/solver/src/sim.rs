@@ -1,5 +1,5 @@
 //! The public simulation driver: frames split into substeps of one backward-Euler Newton step each
-//! (the stages are in [`crate::step`]), with adaptive substep halving (BW §6). It holds the
+//! (the stages are in `step/`), with adaptive substep halving (BW §6). It holds the
 //! immutable [`Model`], the [`State`] (everything the next substep depends on: it can be saved and
 //! restored) and a [`Workspace`] of scratch that can be dropped at any time without changing the
 //! result.
@@ -142,7 +142,7 @@ pub struct SimSettings {
     /// ([`crate::integrator::projected_damping`]). Default off.
     pub damping_projection: bool,
     /// Newton iterations of the implicit stage per substep (default 1, as BW; 2..=8 experimental:
-    /// see [`crate::step::newton`]).
+    /// see `step/newton.rs`).
     pub newton_iterations: u32,
     /// Kang's updates per substep k under `integrator = kang` (odd, >= 1; Kang 2003 eq. 4.8–4.9,
     /// default [`crate::integrator::kang::DEFAULT_ITERATIONS`]).

@@ -8,7 +8,7 @@
 //! element (what the CG needs); [`Jacobian::Exact`] the true derivatives (tests, Newton checks).
 //!
 //! The element code is written once against the scalar aliases of a `scalar` module and compiled
-//! twice: in `f32` (this module, used by the solver) and in `f64` ([`f64`], same code and names,
+//! twice: in `f32` (this module, used by the solver) and in `f64` ([`f64`](mod@self::f64), same code and names,
 //! used as a double-precision reference by the gradient tests).
 
 mod jacobian;

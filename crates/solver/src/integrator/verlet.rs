@@ -20,7 +20,7 @@
 //!    ("collisions by projection", Jakobsen §5) when any vertex came near one.
 //! 4. The velocity is what the positions say: v1 = (x1 − x0)/h; a last projection out of the
 //!    colliders then also removes the inward velocity relative to the surface
-//!    ([`crate::step::body_contact::release`]), and cloth–cloth collision runs as for the
+//!    (`step::body_contact::release`), and cloth–cloth collision runs as for the
 //!    implicit integrators.
 //!
 //! The edge constraints move pairs of vertices by equal and opposite momenta along the edge, so

@@ -56,7 +56,7 @@
 //! every product is computed by one thread in a fixed order and sums are reduced in fixed
 //! chunks, so results are bit-identical at any thread count; the refill's products and the
 //! V-cycle's passes are row-parallel above [`super::reduce::PARALLEL_FROM`] rows, and on a coarse
-//! level of such a hierarchy with as many off-diagonal blocks ([`Level::par`]: the dress's first
+//! level of such a hierarchy with as many off-diagonal blocks (`Level::par`: the dress's first
 //! coarse level has 3,130 rows but 51k blocks, as many as its 10,212 vertices). The V-cycle's
 //! products with A read each half-stored block once ([`BlockMatrix::mul_rows`]).
 //!
@@ -1234,7 +1234,7 @@ impl Amg {
     }
 
     /// rᵀ·M⁻¹·r (f64) for the M⁻¹ of [`Amg::apply`], at about half a V-cycle's cost (the
-    /// downward half: [`quadratic`]); equal to rᵀ·(M⁻¹r) up to rounding.
+    /// downward half: `quadratic`); equal to rᵀ·(M⁻¹r) up to rounding.
     pub fn quadratic(&mut self, r: &[Vec3A], partials: &mut Partials) -> f64 {
         quadratic(&mut self.levels, &mut self.coarsest, r, partials)
     }

@@ -58,8 +58,8 @@ const AGGREGATE: usize = 64;
 /// 27.8 instead of 28.2 CG iterations per substep, and slower).
 const MAX_AGGREGATES: usize = 64;
 
-/// From this many vertices on, aggregates of [`AGGREGATE`] vertices (up to
-/// [`MAX_LARGE_AGGREGATES`] of them), and every slow solve deflates whatever its contacts
+/// From this many vertices on, aggregates of `AGGREGATE` vertices (up to
+/// `MAX_LARGE_AGGREGATES` of them), and every slow solve deflates whatever its contacts
 /// ([`worthwhile`]). On a large mesh 64 aggregates are too coarse to take the waves IC(0) leaves:
 /// the 256×256 sheet on a sphere (65,536 vertices, 16 frames, one bake each) with 1,024
 /// aggregates of 64 vertices took 6,946 CG iterations in all, 4,118 ms per frame, against
@@ -72,9 +72,9 @@ pub const LARGE_FROM: usize = 32_768;
 /// At most this many aggregates from [`LARGE_FROM`] vertices on (6,144 coarse unknowns).
 const MAX_LARGE_AGGREGATES: usize = 2048;
 
-/// Vertices per aggregate for a mesh of `n` vertices: [`AGGREGATE`], or more so that there are at
-/// most [`MAX_AGGREGATES`] aggregates (below [`LARGE_FROM`] vertices) or
-/// [`MAX_LARGE_AGGREGATES`] (from it on).
+/// Vertices per aggregate for a mesh of `n` vertices: `AGGREGATE`, or more so that there are at
+/// most `MAX_AGGREGATES` aggregates (below [`LARGE_FROM`] vertices) or
+/// `MAX_LARGE_AGGREGATES` (from it on).
 pub fn aggregate_size(n: usize) -> usize {
     let most = if n >= LARGE_FROM {
         MAX_LARGE_AGGREGATES

@@ -460,7 +460,7 @@ impl IncompleteCholesky {
 
     /// Forward sweep L·y = P·r, r and y in the factor's row order (row i is original row
     /// `order().perm[i]`), A ‖ B, then S. With `update` = (α, s), s in the original order, each
-    /// rᵢ −= α·s_perm[i] first (MPCG's residual update, fused). Writes per [`CHUNK`] of each part's
+    /// rᵢ −= α·`s_perm[i]` first (MPCG's residual update, fused). Writes per [`CHUNK`] of each part's
     /// rows ([`Self::slots`] in all, parts in order) Σ yᵢᵀ·D_i⁻¹·yᵢ into `dots`: their total is
     /// rᵀ·M⁻¹·r, the MPCG's δ, without the backward sweep.
     pub fn forward(
