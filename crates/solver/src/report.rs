@@ -216,9 +216,10 @@ mod infinity_as_null {
     use serde::{Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(v: &f32, s: S) -> Result<S::Ok, S::Error> {
-        match v.is_finite() {
-            true => s.serialize_some(v),
-            false => s.serialize_none(),
+        if v.is_finite() {
+            s.serialize_some(v)
+        } else {
+            s.serialize_none()
         }
     }
 
