@@ -144,3 +144,12 @@ def test_a_perturbed_scene_changes_only_the_cg_tolerance(tmp_path):
     assert f"cg_tolerance = {tolerance!r}" in text
     assert text.count("cg_tolerance") == 1
     assert "substeps = 4" in text and "[output]" in text and 'formats = ["pc2"]' in text
+
+
+def test_the_scripts_perturb_around_the_solvers_default_cg_tolerance():
+    """--perturb draws around `DEFAULT_CG_TOLERANCE`: it must be the solver's (crates/solver/src/sim.rs),
+    or the perturbed bakes measure another tolerance than the default ones beside them."""
+    source = (REPO / "crates" / "solver" / "src" / "sim.rs").read_text(encoding="utf-8")
+    line = next(s for s in source.splitlines() if s.startswith("pub const DEFAULT_CG_TOLERANCE: f32 ="))
+    solver = float(line.split("=")[1].strip().rstrip(";"))
+    assert blender_compare.DEFAULT_CG_TOLERANCE == solver
