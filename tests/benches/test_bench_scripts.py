@@ -46,10 +46,11 @@ def test_the_comparison_sheet_is_a_valid_scene_of_n_squared_vertices():
 def test_the_sheet_bake_is_summarised_from_its_report():
     wall, cpu, summary = blender_compare.clothbake_ms_per_frame(BIN, 8, 3, self_collision=False)
     assert wall > 0 and cpu > 0
-    # Frames 1..3: frame 1 is the start state, so 2 simulated frames of 5 substeps at least, one CG
-    # iteration or more each.
+    # Frames 1..3: frame 1 is the start state, so 2 simulated frames of 5 substeps at least. The
+    # falling sheet's warm-started solves may converge without an iteration at the default
+    # tolerance (5 iterations in 10 substeps at 3e-3), but not all of them.
     assert summary["substeps"] >= 10
-    assert summary["cg_iterations"] >= summary["substeps"]
+    assert summary["cg_iterations"] > 0
     assert summary["stages"]["linear_solve"] > 0
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
