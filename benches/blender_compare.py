@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 
 # The solver's default `cg_tolerance` (crates/solver/src/sim.rs, DEFAULT_CG_TOLERANCE), for scenes
 # that do not set it.
-DEFAULT_CG_TOLERANCE = 3e-3
+DEFAULT_CG_TOLERANCE = 1e-2
 # Relative changes of the CG tolerance for --perturb: each changes the solves' bits, not their
 # accuracy in any way that matters.
 PERTURBATIONS = (-0.01, 0.01, -0.02, 0.02, -0.005, 0.005, -0.015, 0.015, -0.03, 0.03)

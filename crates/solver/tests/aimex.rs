@@ -270,6 +270,9 @@ fn throw(integrator: Integrator, c: f32, projected: bool) -> (f64, f64) {
             integrator,
             air_damping: c,
             damping_projection: projected,
+            // The solve's own error in the fall must stay well below the 1e-4 the assertions
+            // resolve: at the default 1e-2 it is 1.8e-4 with no damping at all.
+            cg_tolerance: 3e-3,
             ..SimSettings::default()
         },
     )

@@ -14,6 +14,9 @@ fn sim(preconditioner: Preconditioner, cg_max_iterations: u32) -> Simulation {
     let settings = SimSettings {
         preconditioner,
         cg_max_iterations,
+        // At the default 1e-2 four iterations of IC(0) are enough for this sheet; the test
+        // needs a solve that falls short.
+        cg_tolerance: 1e-3,
         ..Default::default()
     };
     Simulation::new(vec![g], settings).expect("valid sheet")

@@ -37,6 +37,10 @@ fn throw(integrator: Integrator, substeps: u32) -> (f64, f64) {
         air_damping: 0.0,
         integrator,
         substeps,
+        // The integrators' own loss, not the solve's: at the default 1e-2 the truncated solve
+        // damps the spin less (bw 1.6 %, bdf2 2.3 % at 5 substeps) and moves the centre of mass
+        // by up to 9e-5 of g·t.
+        cg_tolerance: 3e-3,
         ..SimSettings::default()
     };
     let mut sim = Simulation::new(vec![g], settings).unwrap();
@@ -134,6 +138,9 @@ fn every_vertex_falls_at_g_t_under_every_integrator() {
             air_damping: 0.0,
             integrator,
             newton_iterations,
+            // The rounding of the fall, not the solve's error (at the default 1e-2: bw 4.1e-4,
+            // midpoint 1.35e-3 of g·t).
+            cg_tolerance: 3e-3,
             ..SimSettings::default()
         };
         let mut sim = Simulation::new(vec![sheet("sheet", N, 1.0, 1.0)], settings).unwrap();
