@@ -22,7 +22,8 @@ fn cg_failure_halves_the_substep_and_size_grows_back() {
         },
     ];
     // Few CG iterations: with the block-Jacobi preconditioner this stiff swinging flag cannot
-    // converge at the nominal size to 1e-3 (incomplete Cholesky would; at 3e-3 and at the default 1e-2 it does).
+    // converge at the nominal size to 1e-3 (incomplete Cholesky would; at 3e-3 and at the
+    // default 1e-2 it does).
     let settings = SimSettings {
         cg_max_iterations: 60,
         cg_tolerance: 1e-3,
