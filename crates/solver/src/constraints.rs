@@ -3,6 +3,7 @@
 //! position alteration y (§5.3: Δx = h(v0 + Δv) + y); goal springs are added implicitly to the
 //! diagonal. Contact friction and release follow the constraint force recovered from the solve
 //! residual (BW §5.2: the force a constraint applies is the part of A·Δv − b the filter removed):
+//! a new contact sticks if the impact's impulses are inside Coulomb's cone, else it slides;
 //! sticking contacts are ndof 0 while |f_t| <= μs·f_n; sliding ones feel μk·f_n against their
 //! slip as an implicit tangential damping force inside the solve (BW §5, the normal force of the
 //! previous substep; [`Constraints::implicit_friction`]), which never reverses the slip. Without
@@ -20,6 +21,18 @@ use serde::{Deserialize, Serialize};
 /// A contact released because its force turned attractive is re-grabbed only deeper than this
 /// fraction of the thickness.
 const REGRAB_FRACTION: f32 = 0.5;
+/// Latest first contact, as a fraction of the substep, at which a new contact found along the free
+/// flight x0 → x0 + h·v0 is constrained in the solve; later ones are left to the projection after
+/// it (stage 5). The solve moves a vertex by h·(v0 + Δv), not h·v0: a contact the free flight
+/// only reaches at the end is often not reached at all, and constraining it holds the vertex on
+/// the body against its neighbours (its recovered normal force is attractive). On the 128² sheet
+/// falling on a sphere every strain-jump rejection of the draping frames was a triangle with such
+/// a vertex (first contact at 0.75–0.99 of the substep). Four CG tolerances each, tries and the
+/// output's largest edge stretch with the impact cone of [`Constraints::add_contacts`]: 1.0 (every
+/// contact) 181.0 / 0.119, 0.8 135.2 / 0.057, 0.7 118.8 / 0.055, 0.6 118.2 / 0.051, 0.5 105.2 /
+/// 0.050; the dress-walk export 260.0 / 0.144, 264.2 / 0.167, 267.8 / 0.141, 276.8 / 0.189, 271.0
+/// / 0.198 (BENCHMARKS.md, "New contacts").
+pub const FRESH_CONTACT_LATEST_TOI: f32 = 0.7;
 /// Slip speed (m/s) below which the implicit kinetic friction's damping stops growing
 /// ([`Constraints::implicit_friction`]): c = μk·f_n / max(|slip|, this).
 const FRICTION_SLIP_FLOOR: f32 = 0.01;
@@ -62,6 +75,10 @@ pub struct ActiveContact {
     /// the implicit solve ([`Constraints::implicit_friction`]); 0: none (not sliding, or no
     /// normal force expected).
     pub damping: f32,
+    /// Normal force (N) the impact implies for a contact that is new in this substep and slides,
+    /// m·v_in/h ([`Constraints::add_contacts`]); the normal force of its kinetic friction inside
+    /// the solve, where a held contact takes the remembered one. 0 otherwise.
+    pub fresh_normal_force: f32,
 }
 
 /// Filters, prescribed velocity changes, position alterations and extra implicit terms of one substep.
@@ -141,11 +158,21 @@ impl Constraints {
     /// Turns the detector's contacts (sorted by vertex) into constraints. Per vertex the deepest
     /// contact is used. Vertices already fixed (hard pins) are skipped. A new contact is constrained
     /// when its predicted end-of-substep distance is inside the thickness (plus the detector's
-    /// contact tolerance, so a vertex resting exactly at the thickness stays constrained); a contact
-    /// held in the previous substep stays while its force pushes out, and is released once it turned
-    /// attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to the thickness (BW §5.3).
-    /// New contacts start sticking (if μs > 0): ndof 0 following the surface; sliding ones are ndof 2
-    /// and get kinetic friction in [`Self::apply_friction`]. `memory`: the state's contact memory.
+    /// contact tolerance, so a vertex resting exactly at the thickness stays constrained) and the
+    /// free flight reaches the thickness within the first [`FRESH_CONTACT_LATEST_TOI`] of the
+    /// substep; a contact held in the previous substep stays while its force pushes out, and is
+    /// released once it turned attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to
+    /// the thickness (BW §5.3).
+    ///
+    /// A new contact sticks (ndof 0, following the surface) only inside Coulomb's cone of the
+    /// impact's impulses: |v_t| <= μs·v_in, with v_t the slip against the surface at v0 and v_in
+    /// the normal speed the contact removes (the inward relative speed plus h times gravity's
+    /// inward part); otherwise it slides (ndof 2) with the kinetic friction of the normal force
+    /// the impact implies, m·v_in/h, inside the solve ([`Self::implicit_friction`]): the
+    /// tangential velocity loses at most μk·v_in, the friction impulse bound of Bridson, Fedkiw &
+    /// Anderson 2002 §7.2. Held contacts keep the mode the previous substep decided
+    /// ([`Self::apply_friction`]). `memory`: the state's contact memory; `gravity` (m/s²).
+    #[allow(clippy::too_many_arguments)]
     pub fn add_contacts(
         &mut self,
         contacts: &[VertexContact],
@@ -154,6 +181,7 @@ impl Constraints {
         x0: &[Vec3],
         v0: &[Vec3],
         h: f32,
+        gravity: Vec3,
     ) {
         let mut k = 0;
         while k < contacts.len() {
@@ -173,27 +201,36 @@ impl Constraints {
             let thickness = model.thickness[i];
             let mem = memory[i];
             let held = mem.mode != FrictionMode::None;
+            let fresh = !held || mem.released;
             let active = if held && mem.released {
                 c.distance < REGRAB_FRACTION * thickness
             } else {
                 held || c.distance
                     < thickness * (1.0 + CONTACT_TOLERANCE_REL) + CONTACT_TOLERANCE_ABS
             };
-            if !active {
+            if !active || (fresh && c.toi > FRESH_CONTACT_LATEST_TOI) {
                 continue;
             }
             let n = c.normal;
             let vs = c.surface_velocity;
             let fr = model.friction[i];
-            let mode = match mem.mode {
-                _ if mem.released => FrictionMode::Stick,
-                FrictionMode::None => FrictionMode::Stick,
-                m => m,
-            };
-            let mode = if fr.static_ > 0.0 {
-                mode
-            } else {
+            let mut fresh_normal_force = 0.0;
+            let mode = if fr.static_ <= 0.0 {
                 FrictionMode::Slide
+            } else if fresh {
+                let rel = v0[i] - vs;
+                let inward = (-rel.dot(n)).max(0.0) + h * (-gravity.dot(n)).max(0.0);
+                let slip = (rel - n * rel.dot(n)).length();
+                if slip <= fr.static_ * inward {
+                    FrictionMode::Stick
+                } else {
+                    if h > 0.0 {
+                        fresh_normal_force = model.mass[i] * inward / h;
+                    }
+                    FrictionMode::Slide
+                }
+            } else {
+                mem.mode
             };
             // Normal: reach `target`'s normal coordinate with the surface's normal velocity.
             let y_n = (c.target - x0[i]).dot(n) - h * vs.dot(n);
@@ -216,6 +253,7 @@ impl Constraints {
                 force: Vec3::ZERO,
                 next_mode: mode,
                 damping: 0.0,
+                fresh_normal_force,
             });
         }
     }
@@ -258,7 +296,11 @@ impl Constraints {
                 continue;
             }
             let n = c.normal;
-            let f_n = memory[i].normal_force;
+            let f_n = if c.fresh_normal_force > 0.0 {
+                c.fresh_normal_force
+            } else {
+                memory[i].normal_force
+            };
             let rel = v0[i] - c.surface_velocity;
             let slip = rel - n * rel.dot(n);
             let damping = mu * f_n / slip.length().max(FRICTION_SLIP_FLOOR);

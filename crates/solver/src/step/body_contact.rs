@@ -6,6 +6,7 @@
 use crate::collide::{min_distance, DistanceReport};
 use crate::error::SimError;
 use crate::model::Model;
+use crate::sim::SimSettings;
 use crate::state::State;
 use crate::workspace::Workspace;
 
@@ -18,6 +19,7 @@ const REPORT_WITHIN: f32 = 0.05;
 /// override contacts), goal springs last (they read y).
 pub(crate) fn constrain(
     model: &Model,
+    settings: &SimSettings,
     state: &State,
     ws: &mut Workspace,
     sub: Substep,
@@ -51,8 +53,15 @@ pub(crate) fn constrain(
                 &mut ws.contacts,
             )
             .map_err(|e| SimError::Input(e.to_string()))?;
-        ws.constraints
-            .add_contacts(&ws.contacts, &state.contacts, model, bx, bv, bh);
+        ws.constraints.add_contacts(
+            &ws.contacts,
+            &state.contacts,
+            model,
+            bx,
+            bv,
+            bh,
+            settings.gravity,
+        );
     }
     for (k, pin) in model.pins.iter().enumerate() {
         if pin.weight < 1.0 {

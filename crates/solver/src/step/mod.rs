@@ -82,7 +82,7 @@ pub(crate) fn substep(
     predict::run(state, ws, sub, settings.integrator);
     lap.lap(&mut times.other);
 
-    body_contact::constrain(model, state, ws, sub)?;
+    body_contact::constrain(model, settings, state, ws, sub)?;
     lap.lap(&mut times.collide);
 
     let start_strain = assemble::run(model, settings, ws, sub.h);
