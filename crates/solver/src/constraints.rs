@@ -24,17 +24,15 @@ const REGRAB_FRACTION: f32 = 0.5;
 /// Latest first contact, as a fraction of the substep, at which a new contact found along the free
 /// flight x0 → x0 + h·v0 is constrained in the solve; later ones are left to the projection after
 /// it (stage 5). The solve moves a vertex by h·(v0 + Δv), not h·v0: a contact the free flight
-/// only reaches late is often not reached at all, and constraining it holds the vertex on the body
-/// against its neighbours (its recovered normal force is attractive). On the 128² sheet falling on
-/// a sphere every strain-jump rejection of the draping frames was a triangle with such a vertex
-/// (first contact at 0.75–0.99 of the substep; on the 256² sheet at 0.7, also at 0.6–0.7).
-/// Tries and the output's largest edge stretch, means over alternating bakes at 4–10 CG
-/// tolerances around the default (with the impact cone of [`Constraints::add_contacts`]): 128²
-/// sheet 1.0 (every contact) 181.0 / 0.119, 0.8 135.2 / 0.057, 0.7 119.1 / 0.063, 0.5 108.4 /
-/// 0.046; 256² sheet 0.7 163.2 / 0.068, 0.5 116.8 / 0.063; dress-walk export 0.7 264.7 / 0.180,
-/// 0.5 267.4 / 0.170; skirt-walk 0.7 224.7 / 0.105, 0.5 232.2 / 0.120 (BENCHMARKS.md, "New
-/// contacts").
-pub const FRESH_CONTACT_LATEST_TOI: f32 = 0.5;
+/// only reaches at the end is often not reached at all, and constraining it holds the vertex on
+/// the body against its neighbours (its recovered normal force is attractive). On the 128² sheet
+/// falling on a sphere every strain-jump rejection of the draping frames was a triangle with such
+/// a vertex (first contact at 0.75–0.99 of the substep). Four CG tolerances each, tries and the
+/// output's largest edge stretch with the impact cone of [`Constraints::add_contacts`]: 1.0 (every
+/// contact) 181.0 / 0.119, 0.8 135.2 / 0.057, 0.7 118.8 / 0.055, 0.6 118.2 / 0.051, 0.5 105.2 /
+/// 0.050; the dress-walk export 260.0 / 0.144, 264.2 / 0.167, 267.8 / 0.141, 276.8 / 0.189, 271.0
+/// / 0.198 (BENCHMARKS.md, "New contacts").
+pub const FRESH_CONTACT_LATEST_TOI: f32 = 0.7;
 /// Slip speed (m/s) below which the implicit kinetic friction's damping stops growing
 /// ([`Constraints::implicit_friction`]): c = μk·f_n / max(|slip|, this).
 const FRICTION_SLIP_FLOOR: f32 = 0.01;
