@@ -258,7 +258,7 @@ fn a_contact_reached_late_in_the_substep_is_left_to_the_projection() {
             &x0,
             &v0,
             h,
-            Vec3::new(0.0, -9.81, 0.0),
+            SimSettings::default().gravity,
         );
         c.filter[0] != Filter::Free
     };
