@@ -21,18 +21,26 @@ use serde::{Deserialize, Serialize};
 /// A contact released because its force turned attractive is re-grabbed only deeper than this
 /// fraction of the thickness.
 const REGRAB_FRACTION: f32 = 0.5;
-/// Latest first contact, as a fraction of the substep, at which a new contact found along the free
-/// flight x0 → x0 + h·v0 is constrained in the solve; later ones are left to the projection after
-/// it (stage 5). The solve moves a vertex by h·(v0 + Δv), not h·v0: a contact the free flight
-/// only reaches at the end is often not reached at all, and constraining it holds the vertex on
-/// the body against its neighbours (its recovered normal force is attractive). On the 128² sheet
-/// falling on a sphere every strain-jump rejection of the draping frames was a triangle with such
-/// a vertex (first contact at 0.75–0.99 of the substep). Four CG tolerances each, tries and the
-/// output's largest edge stretch with the impact cone of [`Constraints::add_contacts`]: 1.0 (every
-/// contact) 181.0 / 0.119, 0.8 135.2 / 0.057, 0.7 118.8 / 0.055, 0.6 118.2 / 0.051, 0.5 105.2 /
-/// 0.050; the dress-walk export 260.0 / 0.144, 264.2 / 0.167, 267.8 / 0.141, 276.8 / 0.189, 271.0
-/// / 0.198 (BENCHMARKS.md, "New contacts").
-pub const FRESH_CONTACT_LATEST_TOI: f32 = 0.7;
+/// Latest first contact, as a fraction of the substep, at which a new contact the cloth's own
+/// motion makes (found along the free flight x0 → x0 + h·v0) is constrained in the solve; later
+/// ones are left to the projection after it (stage 5). The solve moves a vertex by h·(v0 + Δv),
+/// not h·v0: a contact the free flight only reaches late is often not reached at all, and
+/// constraining it holds the vertex on the body against its neighbours (its recovered normal
+/// force is attractive). On the 128² sheet falling on a sphere every strain-jump rejection of the
+/// draping frames was a triangle with such a vertex (first contact at 0.75–0.99 of the substep;
+/// at 65k vertices also 0.6–0.7). Four CG tolerances each, tries and the output's largest edge
+/// stretch: 1.0 (every contact) 181.0 / 0.119, 0.8 135.2 / 0.057, 0.7 118.8 / 0.055, 0.6 118.2 /
+/// 0.051, 0.5 105.2 / 0.050; the 256² sheet 0.7 163.2 / 0.068, 0.5 116.8 / 0.063 (BENCHMARKS.md,
+/// "New contacts"). A contact the body makes ([`BODY_MADE_FRACTION`]) is constrained whenever it
+/// is reached.
+pub const FRESH_CONTACT_LATEST_TOI: f32 = 0.5;
+/// A new contact is the body's when the collider surface's own normal speed towards the vertex is
+/// at least this fraction of the closing speed (surface's plus the cloth's inward free-flight
+/// speed): the solve changes the cloth's velocity, not the body's, so the body reaches the vertex
+/// whatever the solve does, and leaving such a contact to the projection flings the cloth (a rod
+/// at 5 m/s caught a free sheet late in the substep and threw it 18 mm ahead with every new
+/// contact after 0.5 unconstrained; `collide_sim_tunnel.rs`).
+pub const BODY_MADE_FRACTION: f32 = 0.5;
 /// Slip speed (m/s) below which the implicit kinetic friction's damping stops growing
 /// ([`Constraints::implicit_friction`]): c = μk·f_n / max(|slip|, this).
 const FRICTION_SLIP_FLOOR: f32 = 0.01;
@@ -160,7 +168,7 @@ impl Constraints {
     /// when its predicted end-of-substep distance is inside the thickness (plus the detector's
     /// contact tolerance, so a vertex resting exactly at the thickness stays constrained) and the
     /// free flight reaches the thickness within the first [`FRESH_CONTACT_LATEST_TOI`] of the
-    /// substep; a contact held in the previous substep stays while its force pushes out, and is
+    /// substep or the body's motion makes it ([`BODY_MADE_FRACTION`]); a contact held in the previous substep stays while its force pushes out, and is
     /// released once it turned attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to
     /// the thickness (BW §5.3).
     ///
@@ -208,11 +216,14 @@ impl Constraints {
                 held || c.distance
                     < thickness * (1.0 + CONTACT_TOLERANCE_REL) + CONTACT_TOLERANCE_ABS
             };
-            if !active || (fresh && c.toi > FRESH_CONTACT_LATEST_TOI) {
-                continue;
-            }
             let n = c.normal;
             let vs = c.surface_velocity;
+            let body_in = vs.dot(n);
+            let closing = body_in + (-v0[i].dot(n)).max(0.0);
+            let body_made = body_in > 0.0 && body_in >= BODY_MADE_FRACTION * closing;
+            if !active || (fresh && c.toi > FRESH_CONTACT_LATEST_TOI && !body_made) {
+                continue;
+            }
             let fr = model.friction[i];
             let mut fresh_normal_force = 0.0;
             let mode = if fr.static_ <= 0.0 {

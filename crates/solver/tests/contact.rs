@@ -216,15 +216,16 @@ fn cloth_dropped_on_a_moving_belt_is_dragged_by_kinetic_friction() {
     );
 }
 
-/// A new contact is constrained in the solve only if the free flight reaches the thickness within
-/// the first `FRESH_CONTACT_LATEST_TOI` of the substep; one it reaches later is left to the
-/// projection after the solve (the solve's motion often does not reach it). A contact held in the
-/// previous substep is constrained whatever its time of first contact.
+/// A new contact the cloth's motion makes is constrained in the solve only if the free flight
+/// reaches the thickness within the first `FRESH_CONTACT_LATEST_TOI` of the substep; one it
+/// reaches later is left to the projection after the solve (the solve's motion often does not
+/// reach it). A contact held in the previous substep, or one the body's motion makes, is
+/// constrained whatever its time of first contact.
 #[test]
 fn a_contact_reached_late_in_the_substep_is_left_to_the_projection() {
     use clothbake_solver::collide::vertex_contact;
     use clothbake_solver::constraints::{
-        Constraints, ContactMemory, FrictionMode, FRESH_CONTACT_LATEST_TOI,
+        Constraints, ContactMemory, FrictionMode, BODY_MADE_FRACTION, FRESH_CONTACT_LATEST_TOI,
     };
     use clothbake_solver::linalg::Filter;
     let g = sheet("sheet", 2, 0.1, 0.0);
@@ -237,14 +238,22 @@ fn a_contact_reached_late_in_the_substep_is_left_to_the_projection() {
         normal: Vec3::Y,
     });
     let h = 0.01;
-    let speed = 1.0; // m/s down: 1 cm per substep
-    let constrained = |toi: f32, remembered: ContactMemory| {
-        // Vertex 0 starts toi·h·speed above the thickness and falls 1 cm within the substep.
+    let speed = 1.0; // m/s: 1 cm per substep
+                     // The ground rising at `body` (m/s) and the vertex falling at `speed − body` close at `speed`.
+    let contact_of = |toi: f32, body: f32, remembered: ContactMemory| {
+        // Vertex 0 starts toi·h·speed above the thickness.
         let mut x0 = sim.garment_positions(0).to_vec();
         let mut v0 = vec![Vec3::ZERO; n];
         x0[0] = Vec3::Y * (thickness + toi * h * speed);
-        v0[0] = -Vec3::Y * speed;
-        let contact = vertex_contact(&ground, 0, 0, h, x0[0], x0[0] + h * v0[0], thickness)
+        v0[0] = -Vec3::Y * (speed - body);
+        let rising = MovingCollider {
+            start: ground.start,
+            end: ColliderShape::Plane {
+                point: Vec3::Y * (h * body),
+                normal: Vec3::Y,
+            },
+        };
+        let contact = vertex_contact(&rising, 0, 0, h, x0[0], x0[0] + h * v0[0], thickness)
             .expect("the free flight reaches the thickness");
         assert!((contact.toi - toi).abs() < 0.02, "toi {}", contact.toi);
         let mut memory = vec![ContactMemory::default(); n];
@@ -262,6 +271,7 @@ fn a_contact_reached_late_in_the_substep_is_left_to_the_projection() {
         );
         c.filter[0] != Filter::Free
     };
+    let constrained = |toi: f32, remembered: ContactMemory| contact_of(toi, 0.0, remembered);
     let new = ContactMemory::default();
     let held = ContactMemory {
         mode: FrictionMode::Stick,
@@ -273,4 +283,14 @@ fn a_contact_reached_late_in_the_substep_is_left_to_the_projection() {
     assert!(constrained(early, new), "new contact at toi {early}");
     assert!(!constrained(late, new), "new contact at toi {late}");
     assert!(constrained(late, held), "held contact at toi {late}");
+    // The body closing at BODY_MADE_FRACTION of the speed (and just below it).
+    let body = BODY_MADE_FRACTION * speed;
+    assert!(
+        contact_of(late, body, new),
+        "body-made contact at toi {late}"
+    );
+    assert!(
+        !contact_of(late, 0.9 * body, new),
+        "cloth-made contact at toi {late}"
+    );
 }
