@@ -78,6 +78,9 @@ impl SubstepTotals {
             if r.non_finite > 0 {
                 line += &format!("; non-finite {}", r.non_finite);
             }
+            if r.collision_work > 0 {
+                line += &format!("; cloth–cloth collision work {}", r.collision_work);
+            }
             line += ")";
         }
         if self.accepted > 0 {

@@ -120,6 +120,11 @@ pub fn render(r: &BakeReport) -> String {
                     7,
                     col(|f| f.rejections.cg_not_converged as f64),
                 ),
+                series(
+                    "rejected: cloth–cloth work",
+                    3,
+                    col(|f| f.rejections.collision_work as f64),
+                ),
             ],
         ),
         (

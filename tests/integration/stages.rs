@@ -136,6 +136,7 @@ fn report_has_stage_times_per_frame_that_add_up() {
             "strain_jump_solve",
             "strain_jump_colliders",
             "strain_jump_self_collision",
+            "collision_work",
         ]
         .iter()
         .map(|k| field(by_cause, k))

@@ -98,6 +98,9 @@ pub enum Rejection {
     CgNotConverged,
     /// The largest triangle strain rose by more than `strain_jump`.
     StrainJump,
+    /// Cloth–cloth collision stopped at its work bound
+    /// ([`crate::self_collision::MAX_COLLISIONS_PER_VERTEX`]).
+    CollisionWork,
 }
 
 impl Rejection {
@@ -107,6 +110,7 @@ impl Rejection {
             Rejection::NonFiniteState => "non-finite state",
             Rejection::CgNotConverged => "CG did not converge",
             Rejection::StrainJump => "strain jump",
+            Rejection::CollisionWork => "cloth–cloth collision work",
         }
     }
 }
@@ -122,6 +126,9 @@ pub struct Rejections {
     pub strain_jump_solve: u32,
     pub strain_jump_colliders: u32,
     pub strain_jump_self_collision: u32,
+    /// Cloth–cloth collision stopped at its work bound (absent in reports of earlier versions).
+    #[serde(default)]
+    pub collision_work: u32,
 }
 
 impl Rejections {
@@ -131,6 +138,7 @@ impl Rejections {
             None => return,
             Some(Rejection::NonFiniteSolve | Rejection::NonFiniteState) => &mut self.non_finite,
             Some(Rejection::CgNotConverged) => &mut self.cg_not_converged,
+            Some(Rejection::CollisionWork) => &mut self.collision_work,
             Some(Rejection::StrainJump) => {
                 // Measured for every strain-jump rejection (step/mod.rs); absent, the solve.
                 let after_solve = s.solve_strain.unwrap_or(s.max_stretch);
@@ -156,6 +164,7 @@ impl Rejections {
         self.strain_jump_solve += o.strain_jump_solve;
         self.strain_jump_colliders += o.strain_jump_colliders;
         self.strain_jump_self_collision += o.strain_jump_self_collision;
+        self.collision_work += o.collision_work;
     }
 
     pub fn total(&self) -> u32 {
@@ -164,6 +173,7 @@ impl Rejections {
             + self.strain_jump_solve
             + self.strain_jump_colliders
             + self.strain_jump_self_collision
+            + self.collision_work
     }
 }
 
@@ -293,6 +303,7 @@ mod tests {
             strain_jump_solve: 1,
             strain_jump_colliders: 1,
             strain_jump_self_collision: 1,
+            collision_work: 0,
         };
         assert_eq!(r, want);
         assert_eq!(r.total(), 4);

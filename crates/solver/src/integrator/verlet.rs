@@ -179,7 +179,8 @@ pub(crate) fn substep(
             .then(|| accept::max_stretch(model, &state.x))
     };
     lap(&mut times.collide);
-    let (self_contacts, unresolved) = match self_collision::run(state, ws, h, &mut times) {
+    let outcome = self_collision::run(state, ws, h, &mut times);
+    let (self_contacts, unresolved, over_budget) = match outcome {
         Some(r) => {
             lap(&mut times.self_collide);
             if distances {
@@ -188,7 +189,7 @@ pub(crate) fn substep(
             lap(&mut times.collide);
             r
         }
-        None => (0, 0),
+        None => (0, 0, false),
     };
     let non_finite = accept::first_non_finite(state).is_some();
     let cg = CgResult {
@@ -198,7 +199,16 @@ pub(crate) fn substep(
         non_finite,
         ic_shift: None,
     };
-    let judged = accept::judge(model, settings, state, ws, h, &cg, start_strain);
+    let judged = accept::judge(
+        model,
+        settings,
+        state,
+        ws,
+        h,
+        &cg,
+        start_strain,
+        over_budget,
+    );
     lap(&mut times.other);
     Ok(SubstepReport {
         h,

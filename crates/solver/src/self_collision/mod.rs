@@ -57,6 +57,18 @@ use std::time::Instant;
 pub const MAX_CCD_ITERATIONS: u32 = 10;
 /// Impact-zone iterations before giving up (reported as `unresolved`).
 pub const MAX_ZONE_ITERATIONS: u32 = 200;
+/// Work bound of one call: continuous-collision events (summed over the impulse passes and the
+/// impact-zone passes) per vertex, at least [`MIN_COLLISION_BUDGET`] in all, before the stage
+/// stops and reports [`SelfCollisionReport::over_budget`]. Production scenes stay far below it:
+/// per substep at most 0.002 per vertex on the dress-walk export, 0.15 on the skirt-walk sample,
+/// 0.49 on the wrung tube (`twist`) and 0.75 on the `self-fold` pile; a sheet falling at 10⁶ m/s²
+/// had 45–230 per vertex in each try, 12–58 s per try on the 64² sheet (BENCHMARKS.md, "A work
+/// bound for cloth–cloth collision").
+pub const MAX_COLLISIONS_PER_VERTEX: u32 = 8;
+/// The work bound's floor (collisions per call): a small mesh keeps the impulse passes' and
+/// impact zones' full work (a plate driven through a stack of twelve 117-vertex plates in one
+/// substep takes 2,219 collisions, `self_collision_zones.rs`).
+pub const MIN_COLLISION_BUDGET: u32 = 16_384;
 /// Broad-phase boxes are inflated by this fraction of the vertex thickness when one broad phase
 /// serves proximity and continuous collision: ½ for the proximity radius plus slack so that small
 /// velocity corrections do not force a rebuild. 0.75 → 0.6 gave 30 % fewer candidates on the 64²
@@ -90,8 +102,12 @@ pub struct SelfCollisionReport {
     pub zone_iterations: u32,
     /// Rigid impact zones at the end.
     pub impact_zones: u32,
-    /// Collisions still present when the zone iterations gave up (0 = guaranteed crossing-free).
+    /// Collisions still present when the zone iterations gave up or the work bound stopped the
+    /// stage (0 = guaranteed crossing-free).
     pub unresolved: u32,
+    /// The stage stopped at its work bound ([`MAX_COLLISIONS_PER_VERTEX`]): the motion is too
+    /// violent for this step (the step's controller rejects it and halves the step).
+    pub over_budget: bool,
     /// Wall-clock time per part.
     pub times: SelfCollisionTimes,
 }
@@ -305,6 +321,8 @@ impl SelfCollision {
             return report;
         }
         let mut lap = Lap::start();
+        let budget = (n as u64 * MAX_COLLISIONS_PER_VERTEX as u64)
+            .clamp(MIN_COLLISION_BUDGET as u64, u32::MAX as u64) as u32;
         // Contacts prepared ahead of the solve at these very positions, if any.
         let prepared = std::mem::take(&mut self.prepared.valid) && self.prepared.x0 == x0;
         self.set_params(params);
@@ -377,6 +395,12 @@ impl SelfCollision {
                 break;
             }
             report.collisions += self.contacts.len() as u32;
+            if report.collisions > budget {
+                report.over_budget = true;
+                report.unresolved = self.contacts.len() as u32;
+                lap.split(&mut report.times.ccd);
+                return report;
+            }
             self.next_generation();
             for k in 0..self.contacts.len() {
                 let c = self.contacts[k];
@@ -392,6 +416,8 @@ impl SelfCollision {
         //    left to try.
         lap.split(&mut report.times.ccd);
         self.zones.reset(n);
+        // The work bound counts the impulse passes' collisions and every zone pass's.
+        let mut work = report.collisions;
         loop {
             let zones = &mut self.zones;
             self.contacts.retain(|c| !zones.resolved(c));
@@ -403,6 +429,12 @@ impl SelfCollision {
                 merged |= self.zones.merge(c);
             }
             if !merged || report.zone_iterations >= MAX_ZONE_ITERATIONS {
+                report.unresolved = self.contacts.len() as u32;
+                break;
+            }
+            work = work.saturating_add(self.contacts.len() as u32);
+            if work > budget {
+                report.over_budget = true;
                 report.unresolved = self.contacts.len() as u32;
                 break;
             }

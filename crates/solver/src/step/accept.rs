@@ -95,6 +95,11 @@ fn wide(p: glam::Vec3) -> glam::Vec3A {
 /// (rejected), collider rejections 14.3 → 9.9, CG iterations −4.7 %, the output's largest edge
 /// stretch 0.206 → 0.210 (draws 0.187–0.226 and 0.179–0.231); bpy skirt-walk 227.8 (14.9) →
 /// 223.4 (13.2), stretch 0.135 → 0.141.
+///
+/// `collision_work`: cloth–cloth collision stopped at its work bound
+/// ([`crate::self_collision::MAX_COLLISIONS_PER_VERTEX`]); the substep is rejected for it unless
+/// its solve already failed.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn judge(
     model: &Model,
     settings: &SimSettings,
@@ -103,6 +108,7 @@ pub(crate) fn judge(
     h: f32,
     cg: &CgResult,
     start_max: f32,
+    collision_work: bool,
 ) -> Judgement {
     // `start_max`: the largest stretch at x0 (the assembly's, or `max_stretch` of the start).
     let (bx, bv, bh) = ws.base.pick(&ws.start.x, &ws.start.v, h);
@@ -251,6 +257,8 @@ pub(crate) fn judge(
         Some(Rejection::NonFiniteSolve)
     } else if !cg.converged {
         Some(Rejection::CgNotConverged)
+    } else if collision_work {
+        Some(Rejection::CollisionWork)
     } else if jump > settings.strain_jump {
         Some(Rejection::StrainJump)
     } else {

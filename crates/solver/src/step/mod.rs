@@ -16,7 +16,8 @@
 //!    ([`crate::integrator::projected_damping`]).
 //! 5. [`body_contact::release`]: friction from the constraint forces and the projection out of the
 //!    colliders.
-//! 6. [`self_collision`]: cloth–cloth collision makes x0 → x1 crossing-free.
+//! 6. [`self_collision`]: cloth–cloth collision makes x0 → x1 crossing-free (within a work
+//!    bound: a substep whose collisions exceed it is rejected).
 //! 7. [`accept`]: the strain check that decides whether the substep is kept (BW §6), and what an
 //!    accepted or rejected substep does to the state.
 
@@ -135,7 +136,8 @@ pub(crate) fn substep(
     }
     lap.lap(&mut times.collide);
 
-    let (self_contacts, unresolved) = match self_collision::run(state, ws, sub.h, &mut times) {
+    let outcome = self_collision::run(state, ws, sub.h, &mut times);
+    let (self_contacts, unresolved, over_budget) = match outcome {
         Some(r) => {
             lap.lap(&mut times.self_collide);
             if distances {
@@ -144,10 +146,19 @@ pub(crate) fn substep(
             lap.lap(&mut times.collide);
             r
         }
-        None => (0, 0),
+        None => (0, 0, false),
     };
 
-    let judged = accept::judge(model, settings, state, ws, sub.h, &cg, start_strain);
+    let judged = accept::judge(
+        model,
+        settings,
+        state,
+        ws,
+        sub.h,
+        &cg,
+        start_strain,
+        over_budget,
+    );
     if judged.rejected == Some(Rejection::StrainJump) {
         // Which stage raised the strain (the report's rejection causes): measured only now.
         solve_strain = solve_strain.or_else(|| Some(accept::max_stretch(model, &ws.after_solve)));

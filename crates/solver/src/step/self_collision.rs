@@ -6,14 +6,15 @@ use crate::report::StageTimes;
 use crate::state::State;
 use crate::workspace::Workspace;
 
-/// Returns (contacts + collisions handled, collisions left unresolved); None without
+/// Returns (contacts + collisions handled, collisions left unresolved, whether the stage stopped
+/// at its work bound, [`crate::self_collision::MAX_COLLISIONS_PER_VERTEX`]); None without
 /// self-collision.
 pub(crate) fn run(
     state: &mut State,
     ws: &mut Workspace,
     h: f32,
     times: &mut StageTimes,
-) -> Option<(u32, u32)> {
+) -> Option<(u32, u32, bool)> {
     let sc = ws.self_contact.as_mut()?;
     for c in &ws.constraints.active {
         ws.held[c.vertex as usize] = true;
@@ -27,5 +28,5 @@ pub(crate) fn run(
         &ws.sub_colliders,
     );
     times.self_parts.add(&r.times);
-    Some((r.contacts + r.collisions, r.unresolved))
+    Some((r.contacts + r.collisions, r.unresolved, r.over_budget))
 }
