@@ -168,8 +168,9 @@ impl Constraints {
     /// when its predicted end-of-substep distance is inside the thickness (plus the detector's
     /// contact tolerance, so a vertex resting exactly at the thickness stays constrained) and the
     /// free flight reaches the thickness within the first [`FRESH_CONTACT_LATEST_TOI`] of the
-    /// substep or the body's motion makes it ([`BODY_MADE_FRACTION`]); a contact held in the previous substep stays while its force pushes out, and is
-    /// released once it turned attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to
+    /// substep or the body's motion makes it ([`BODY_MADE_FRACTION`]); a contact held in the
+    /// previous substep stays while its force pushes out, and is released once it turned
+    /// attractive. Normal: Δv·n = (v_s − v0)·n and y·n moves the vertex to
     /// the thickness (BW §5.3).
     ///
     /// A new contact sticks (ndof 0, following the surface) only inside Coulomb's cone of the

@@ -238,8 +238,9 @@ fn a_contact_reached_late_in_the_substep_is_left_to_the_projection() {
         normal: Vec3::Y,
     });
     let h = 0.01;
-    let speed = 1.0; // m/s: 1 cm per substep
-                     // The ground rising at `body` (m/s) and the vertex falling at `speed − body` close at `speed`.
+    // Closing speed (m/s): 1 cm per substep.
+    let speed = 1.0;
+    // The ground rising at `body` (m/s) and the vertex falling at `speed − body` close at `speed`.
     let contact_of = |toi: f32, body: f32, remembered: ContactMemory| {
         // Vertex 0 starts toi·h·speed above the thickness.
         let mut x0 = sim.garment_positions(0).to_vec();
