@@ -34,6 +34,7 @@ pub fn sim_settings(scene: &LoadedScene) -> SimSettings {
         cg_tolerance: s.cg_tolerance.unwrap_or(defaults.cg_tolerance),
         cg_max_iterations: s.cg_max_iterations.unwrap_or(defaults.cg_max_iterations),
         strain_jump: s.strain_jump.unwrap_or(defaults.strain_jump),
+        strain_jump_floor: s.strain_jump_floor.unwrap_or(defaults.strain_jump_floor),
         body_strain_allowance: s
             .body_strain_allowance
             .unwrap_or(defaults.body_strain_allowance),

@@ -290,15 +290,18 @@ fn a_closed_stdout_is_not_a_crash() {
     assert_eq!(d.files_under("out"), vec!["dress.pc2", "report.json"]);
 }
 
-/// `scene.strain_jump` reaches the solver: a tighter bound rejects and retries more substeps on the
-/// sheet's impact with the sphere than the default does.
+/// `scene.strain_jump_floor` and `scene.strain_jump` reach the solver: without the floor the
+/// sheet's impact with the sphere is retried at smaller substeps more often than with the
+/// default one (jumps that end below 8 % stretch count), and a tighter bound more often still.
 #[test]
-fn strain_jump_from_the_scene_drives_the_adaptive_substeps() {
+fn strain_jump_and_its_floor_from_the_scene_drive_the_adaptive_substeps() {
     let d = Dir::new();
     let scene = d.sample("sheet-on-sphere");
     let text = std::fs::read_to_string(d.path(&scene)).expect("read scene");
-    let tight = text.replace("substeps = 4", "substeps = 4\nstrain_jump = 0.002");
-    assert_ne!(tight, text);
+    let no_floor = text.replace("substeps = 4", "substeps = 4\nstrain_jump_floor = 0.0");
+    assert_ne!(no_floor, text);
+    d.write("sheet-on-sphere/no_floor.toml", no_floor.clone());
+    let tight = no_floor.replace("substeps = 4", "substeps = 4\nstrain_jump = 0.002");
     d.write("sheet-on-sphere/tight.toml", tight);
     let substeps = |scene: &str, out: &str| -> u64 {
         d.ok(&["bake", scene, "-o", out, "--frames", "1..24"]);
@@ -314,9 +317,14 @@ fn strain_jump_from_the_scene_drives_the_adaptive_substeps() {
             .sum()
     };
     let default = substeps(&scene, "default");
+    let no_floor = substeps("sheet-on-sphere/no_floor.toml", "no_floor");
     let tight = substeps("sheet-on-sphere/tight.toml", "tight");
     assert!(
-        tight > default,
-        "strain_jump 0.002: {tight} substeps, default: {default}"
+        no_floor > default,
+        "strain_jump_floor 0: {no_floor} substeps, default: {default}"
+    );
+    assert!(
+        tight > no_floor,
+        "strain_jump 0.002 without the floor: {tight} substeps, strain_jump_floor 0: {no_floor}"
     );
 }

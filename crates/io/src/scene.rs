@@ -274,6 +274,9 @@ pub struct Settings {
     /// Adaptive substeps: largest growth of the largest triangle strain (dimensionless, > 0) a
     /// substep may have before it is retried at half size (BW §6).
     pub strain_jump: Option<f32>,
+    /// Stretch (dimensionless, >= 0; 0 = none) at or below which a substep's largest triangle
+    /// stretch is not held against `strain_jump`; default the solver's (0.08).
+    pub strain_jump_floor: Option<f32>,
     /// Stretch (dimensionless, >= 0; 0 = none) up to which a moving body's contacts may stretch
     /// their triangles without the substep being retried; default the solver's (0.15).
     pub body_strain_allowance: Option<f32>,
@@ -335,6 +338,7 @@ impl Default for Settings {
             cg_tolerance: None,
             cg_max_iterations: None,
             strain_jump: None,
+            strain_jump_floor: None,
             body_strain_allowance: None,
             strain_limit: None,
             air_damping: default_air_damping(),
@@ -882,6 +886,9 @@ impl Validator<'_> {
         }
         if let Some(j) = s.strain_jump {
             self.positive("scene.strain_jump", j)?;
+        }
+        if let Some(f) = s.strain_jump_floor {
+            self.non_negative("scene.strain_jump_floor", f)?;
         }
         if let Some(a) = s.body_strain_allowance {
             self.non_negative("scene.body_strain_allowance", a)?;

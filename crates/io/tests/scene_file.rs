@@ -208,6 +208,10 @@ fn bad_values_name_the_field() {
             "scene.body_strain_allowance: must be >= 0, got -0.1",
         ),
         ("[scene]\nstrain_jump = 0.0\n", "scene.strain_jump: must be > 0, got 0"),
+        (
+            "[scene]\nstrain_jump_floor = -0.01\n",
+            "scene.strain_jump_floor: must be >= 0, got -0.01",
+        ),
         ("[scene]\nair_damping = inf\n", "scene.air_damping: must be >= 0"),
     ];
     for (text, want) in cases {

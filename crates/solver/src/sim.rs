@@ -24,6 +24,21 @@ use std::sync::Arc;
 /// 0.23–0.26 strain on impact in substeps that each stay below 0.1, against 0.10 with 4× smaller
 /// steps. 0.03 keeps it at 0.09 for 27 % more substeps (BENCHMARKS.md, "what each change bought").
 pub const DEFAULT_STRAIN_JUMP: f32 = 0.03;
+/// Default of [`SimSettings::strain_jump_floor`]. BW §6 look for a drastic change in stretch
+/// because "an unstable step invariably results in stretch changes that are quite large"; a
+/// substep that leaves every triangle within 8 % of its rest length is not one, however fast
+/// its stretch rose. Below that level the jump rule only cost substeps at impacts: the first
+/// contact of the 256² sheet-on-sphere bench jumps 0.24 / 0.14 / 0.06 / 0.025 at h, h/2, h/4,
+/// h/8 (halved three times), and later growth back to h failed at jumps of 0.035–0.068 from a
+/// stretch of 0.02–0.04. Tries (accepted + rejected) and the output's largest edge stretch, mean
+/// (max) over four CG tolerances 0.97–1.06 × 1e-2 (three on the 256² sheet), floor 0 → 0.08
+/// (BENCHMARKS.md, "A floor under the strain-jump rule"): 64² sheet 153.2 → 132.8, 0.044
+/// (0.049) → 0.040 (0.040); 128² 105.2 → 97.8, 0.050 (0.074) → 0.066 (0.090); 256² 113.3 →
+/// 98.7, 0.060 (0.069) → 0.057 (0.059); dress-walk export 282.2 → 255.2, 0.151 (0.172) → 0.156
+/// (0.169); skirt-walk 233.0 → 226.0, 0.123 (0.143) → 0.118 (0.143); cape-run 196.2 → 190.2,
+/// 0.037 (0.044) → 0.049 (0.054); Blender's own cloth stretches the same sheets 0.65–1.37 and
+/// the dress 1.8. At 0.1 the 64² sheet's largest stretch reached 0.12 and the dress's 0.27.
+pub const DEFAULT_STRAIN_JUMP_FLOOR: f32 = 0.08;
 /// Default of [`SimSettings::cg_tolerance`]. 3e-4 until 2026-11-26 (with the incomplete Cholesky
 /// preconditioner more accurate than block Jacobi at 1e-4, the first default; 1e-3 then let a
 /// fast capsule push a sheet vertex through, which contact handling no longer allows:
@@ -109,6 +124,11 @@ pub struct SimSettings {
     /// impacts and collision corrections still counts: smaller steps do reduce it. Default
     /// [`DEFAULT_STRAIN_JUMP`].
     pub strain_jump: f32,
+    /// Stretch (dimensionless, >= 0; 0 = none) at or below which a substep's largest triangle
+    /// stretch at its end is not held against [`Self::strain_jump`]: a substep that leaves every
+    /// triangle within this is not rejected for how fast its stretch rose. Default
+    /// [`DEFAULT_STRAIN_JUMP_FLOOR`]; see `step/accept.rs`, `judge`.
+    pub strain_jump_floor: f32,
     /// Stretch (dimensionless, >= 0; 0 = none) up to which the motion of the bodies a vertex is in
     /// contact with may stretch that vertex's triangles without holding it against the step:
     /// like the pins' driven motion in [`Self::strain_jump`]'s rule, the strain a moving body's
@@ -193,6 +213,7 @@ impl Default for SimSettings {
             cg_max_iterations: 200,
             adaptive: true,
             strain_jump: DEFAULT_STRAIN_JUMP,
+            strain_jump_floor: DEFAULT_STRAIN_JUMP_FLOOR,
             body_strain_allowance: DEFAULT_BODY_STRAIN_ALLOWANCE,
             max_halvings: 4,
             air_damping: DEFAULT_AIR_DAMPING,
@@ -232,6 +253,13 @@ impl SimSettings {
         }
         if !(self.strain_jump.is_finite() && self.strain_jump > 0.0) {
             return bad("strain_jump", self.strain_jump as f64, "finite and > 0");
+        }
+        if !(self.strain_jump_floor.is_finite() && self.strain_jump_floor >= 0.0) {
+            return bad(
+                "strain_jump_floor",
+                self.strain_jump_floor as f64,
+                "finite and >= 0",
+            );
         }
         if !(self.body_strain_allowance.is_finite() && self.body_strain_allowance >= 0.0) {
             return bad(

@@ -96,6 +96,11 @@ fn wide(p: glam::Vec3) -> glam::Vec3A {
 /// stretch 0.206 → 0.210 (draws 0.187–0.226 and 0.179–0.231); bpy skirt-walk 227.8 (14.9) →
 /// 223.4 (13.2), stretch 0.135 → 0.141.
 ///
+/// A substep whose largest stretch at x1 is at most [`SimSettings::strain_jump_floor`] is not
+/// rejected for its jump: every triangle is still within that of its rest length, which is no
+/// unstable step (BW §6's reason for the rule); the jump is still reported. Measurements:
+/// [`crate::sim::DEFAULT_STRAIN_JUMP_FLOOR`].
+///
 /// `collision_work`: cloth–cloth collision stopped at its work bound
 /// ([`crate::self_collision::MAX_COLLISIONS_PER_VERTEX`]); the substep is rejected for it unless
 /// its solve already failed.
@@ -259,7 +264,7 @@ pub(crate) fn judge(
         Some(Rejection::CgNotConverged)
     } else if collision_work {
         Some(Rejection::CollisionWork)
-    } else if jump > settings.strain_jump {
+    } else if jump > settings.strain_jump && stretch1 > settings.strain_jump_floor {
         Some(Rejection::StrainJump)
     } else {
         None
