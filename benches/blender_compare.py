@@ -7,7 +7,15 @@ vertices, sphere, substeps and frame count from a scene file written here. Both 
 
 Prints a table of milliseconds per frame (wall clock, and CPU time summed over threads: this machine
 is shared, CPU time is less disturbed by other load) and the ratio Blender / clothbake, with the
-commit and the load average before and after.
+commit and the load average before and after, and the quality of both results, measured the same
+way on the positions each wrote (Blender's from its cloth cache after the timed pass, clothbake's
+from its PC2): the largest edge stretch over frames and grid edges (length / rest length - 1,
+positive part; the grid's rest edges are 1 / (resolution - 1) m), the most vertices inside the
+sphere in one frame and the deepest of them, and the closest any vertex came to the sphere's
+surface (Blender keeps its collision distance, 15 mm by default; clothbake the garment's
+thickness, 5 mm for cotton). Both are measured against the true sphere clothbake collides with;
+Blender collides with a UV sphere of 32 segments and 16 rings inscribed in it, whose faces lie up
+to 5.8 mm inside it.
 
     python3 benches/blender_compare.py [--frames 48] [--resolution 64] [--bin target/release/clothbake]
         [--before OTHER_BINARY] [--self-collision off|on|both] [--perturb K]
@@ -28,24 +36,34 @@ import argparse
 import json
 import os
 import resource
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 
 # The solver's default `cg_tolerance` (crates/solver/src/sim.rs, DEFAULT_CG_TOLERANCE), for scenes
 # that do not set it.
 DEFAULT_CG_TOLERANCE = 1e-2
+# The sphere both bake against (m): its centre in Blender's axes (Z up) and in clothbake's (Y up).
+SPHERE_RADIUS = 0.3
+SPHERE_BLENDER = (0.0, 0.0, 0.3)
+SPHERE_CLOTHBAKE = (0.0, 0.3, 0.0)
 # Relative changes of the CG tolerance for --perturb: each changes the solves' bits, not their
 # accuracy in any way that matters.
 PERTURBATIONS = (-0.01, 0.01, -0.02, 0.02, -0.005, 0.005, -0.015, 0.015, -0.03, 0.03)
 
 
-def blender_ms_per_frame(resolution: int, frames: int, self_collision: bool) -> tuple[float, float]:
-    """(wall, CPU) milliseconds per simulated frame."""
+def blender_ms_per_frame(
+    resolution: int, frames: int, self_collision: bool
+) -> tuple[float, float, dict]:
+    """(wall, CPU) milliseconds per simulated frame, and the `quality` of the frames it simulated
+    (read back from the cloth cache after the timed pass)."""
     import bpy  # Blender as a Python module
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -53,7 +71,7 @@ def blender_ms_per_frame(resolution: int, frames: int, self_collision: bool) -> 
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = 1, frames
     sheet = make_blender_grid(resolution)
-    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.3, location=(0.0, 0.0, 0.3))
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=SPHERE_RADIUS, location=SPHERE_BLENDER)
     bpy.context.active_object.modifiers.new("Collision", "COLLISION")
     cloth = sheet.modifiers.new("Cloth", "CLOTH")
     cloth.settings.quality = 5
@@ -65,7 +83,49 @@ def blender_ms_per_frame(resolution: int, frames: int, self_collision: bool) -> 
     for frame in range(2, frames + 1):
         scene.frame_set(frame)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return wall * 1000.0 / (frames - 1), cpu * 1000.0 / (frames - 1)
+    positions = []
+    for frame in range(1, frames + 1):
+        scene.frame_set(frame)
+        evaluated = sheet.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        co = np.empty(len(evaluated.data.vertices) * 3, dtype=np.float32)
+        evaluated.data.vertices.foreach_get("co", co)
+        positions.append(co.reshape(-1, 3).astype(np.float64))  # the object is at the origin
+    measured = quality(np.array(positions), resolution, SPHERE_BLENDER)
+    return wall * 1000.0 / (frames - 1), cpu * 1000.0 / (frames - 1), measured
+
+
+def grid_edges(resolution: int) -> np.ndarray:
+    """The grid's edges (vertex j·n + i, row-major as both meshes are built), each once."""
+    n = resolution
+    ids = np.arange(n * n).reshape(n, n)
+    across = np.stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()], axis=1)
+    along = np.stack([ids[:-1, :].ravel(), ids[1:, :].ravel()], axis=1)
+    return np.concatenate([across, along])
+
+
+def quality(positions: np.ndarray, resolution: int, center) -> dict:
+    """The same measures for both results (`positions`: frames x vertices x 3, m, in the axes the
+    sphere `center` is given in): the largest edge stretch over frames and grid edges, the most
+    vertices inside the sphere in one frame and the deepest (mm), the closest approach to the
+    sphere's surface (mm; negative: inside)."""
+    edges = grid_edges(resolution)
+    rest = 1.0 / (resolution - 1)
+    stretch, inside, deepest, closest = 0.0, 0, 0.0, float("inf")
+    for p in positions:
+        length = np.linalg.norm(p[edges[:, 0]] - p[edges[:, 1]], axis=1)
+        stretch = max(stretch, float(np.max(length / rest - 1.0)))
+        gap = np.linalg.norm(p - np.array(center), axis=1) - SPHERE_RADIUS
+        inside = max(inside, int(np.count_nonzero(gap < 0.0)))
+        deepest = max(deepest, float(-gap.min()) * 1000.0)
+        closest = min(closest, float(gap.min()) * 1000.0)
+    return {"stretch": max(stretch, 0.0), "inside": inside, "deepest": max(deepest, 0.0),
+            "closest": closest}
+
+
+def quality_cell(measured: dict) -> str:
+    """`quality` as table cells: stretch | inside (deepest mm) | closest mm."""
+    return (f"{measured['stretch']:.3f} | {measured['inside']} ({measured['deepest']:.1f}) "
+            f"| {measured['closest']:.1f}")
 
 
 def make_blender_grid(resolution: int):
@@ -122,8 +182,8 @@ self_collision = {str(self_collision).lower()}
 
 [[collider]]
 type = "sphere"
-center = [0.0, 0.3, 0.0]
-radius = 0.3
+center = [{SPHERE_CLOTHBAKE[0]}, {SPHERE_CLOTHBAKE[1]}, {SPHERE_CLOTHBAKE[2]}]
+radius = {SPHERE_RADIUS}
 """
     )
     return scene
@@ -135,7 +195,7 @@ def clothbake_ms_per_frame(
     """(wall, CPU) milliseconds per simulated frame and a summary of the bake report. Wall: the
     report's per-frame seconds; CPU: the whole process (including loading and writing, so slightly
     pessimistic) per simulated frame. Summary: accepted and rejected substeps, CG iterations (of
-    accepted substeps) and the report's stage times in ms per frame."""
+    accepted substeps), the report's stage times in ms per frame and the `quality` of the PC2."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         scene = write_clothbake_scene(folder, resolution, frames, self_collision, cg_tolerance)
@@ -163,6 +223,11 @@ def clothbake_ms_per_frame(
                 if isinstance(seconds, (int, float)):
                     stages[stage] = stages.get(stage, 0.0) + seconds * 1000.0 / len(simulated)
         summary["stages"] = stages
+        # PC2: 12-byte signature, version, point count, start, rate, sample count; then f32 xyz.
+        with open(folder / "out" / "sheet.pc2", "rb") as f:
+            (points,) = struct.unpack("<i", f.read(32)[16:20])
+            positions = np.frombuffer(f.read(), dtype="<f4").reshape(-1, points, 3)
+        summary["quality"] = quality(positions.astype(np.float64), resolution, SPHERE_CLOTHBAKE)
         return sum(walls) * 1000.0 / len(walls), cpu * 1000.0 / len(walls), summary
 
 
@@ -210,7 +275,7 @@ def main() -> int:
     print("| self-collision | Blender 4.5 ms/frame wall (CPU) | clothbake ms/frame wall (CPU) "
           "| Blender / clothbake wall (CPU) |")
     print("|---|---:|---:|---:|")
-    for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), _, _ in rows:
+    for self_collision, (b_wall, b_cpu, _), (o_wall, o_cpu, _), _, _ in rows:
         print(
             f"| {'on' if self_collision else 'off'} | {b_wall:.1f} ({b_cpu:.1f}) | {o_wall:.1f} ({o_cpu:.1f}) "
             f"| {b_wall / o_wall:.1f}x ({b_cpu / o_cpu:.1f}x) |"
@@ -220,7 +285,7 @@ def main() -> int:
         print("| self-collision | before ms/frame wall (CPU) | after ms/frame wall (CPU) "
               "| before / after wall (CPU) | Blender / before wall (CPU) |")
         print("|---|---:|---:|---:|---:|")
-        for self_collision, (b_wall, b_cpu), (o_wall, o_cpu, _), (p_wall, p_cpu, _), _ in rows:
+        for self_collision, (b_wall, b_cpu, _), (o_wall, o_cpu, _), (p_wall, p_cpu, _), _ in rows:
             print(
                 f"| {'on' if self_collision else 'off'} | {p_wall:.1f} ({p_cpu:.1f}) "
                 f"| {o_wall:.1f} ({o_cpu:.1f}) | {p_wall / o_wall:.2f}x ({p_cpu / o_cpu:.2f}x) "
@@ -232,7 +297,7 @@ def main() -> int:
         print("| self-collision | clothbake ms/frame wall | Blender / clothbake wall "
               "| substeps | rejected | CG iterations / accepted substep |")
         print("|---|---:|---:|---:|---:|---:|")
-        for self_collision, (b_wall, _), _, _, perturbed in rows:
+        for self_collision, (b_wall, _, _), _, _, perturbed in rows:
             walls = [run[0] for run in perturbed]
             ratios = [b_wall / w for w in walls]
             sub = [run[2]["substeps"] for run in perturbed]
@@ -247,6 +312,24 @@ def main() -> int:
                 f"| {'on' if self_collision else 'off'} | {spread(walls, '.1f')} | "
                 f"{spread(ratios, '.2f')}x | {spread(sub, '.0f')} | {spread(rej, '.0f')} | {spread(cg, '.1f')} |"
             )
+    print("\nQuality of the results, measured the same way on both (module docs):")
+    print("| self-collision | result | max edge stretch | most vertices inside the sphere (deepest mm) "
+          "| closest to the sphere (mm) |")
+    print("|---|---|---:|---:|---:|")
+    for self_collision, blender, ours, before, perturbed in rows:
+        mode = "on" if self_collision else "off"
+        results = [("Blender 4.5", blender[2]), ("clothbake", ours[2]["quality"])]
+        if before:
+            results.insert(1, ("before", before[2]["quality"]))
+        if perturbed:
+            draws = [run[2]["quality"] for run in perturbed]
+            worst = {"stretch": max(q["stretch"] for q in draws),
+                     "inside": max(q["inside"] for q in draws),
+                     "deepest": max(q["deepest"] for q in draws),
+                     "closest": min(q["closest"] for q in draws)}
+            results.append((f"clothbake, worst of {len(draws)} draws", worst))
+        for name, measured in results:
+            print(f"| {mode} | {name} | {quality_cell(measured)} |")
     print("\nclothbake bake reports (stage times in ms per frame, wall):")
     print("| self-collision | binary | substeps (rejected) | CG iterations / accepted substep | stages |")
     print("|---|---|---:|---:|---|")

@@ -60,6 +60,29 @@ def test_the_sheet_bake_is_summarised_from_its_report():
     assert first["cg"] == summary["cg_iterations"]
     # The digest of the caches: a deterministic bake gives the same one.
     assert first["digest"] == again["digest"]
+    # The PC2's quality: a falling sheet, not yet at the sphere, barely stretched.
+    q = summary["quality"]
+    assert 0.0 <= q["stretch"] < 0.05 and q["inside"] == 0 and q["closest"] > 100.0
+
+
+def test_the_sheet_quality_measures_known_answers():
+    n = 5
+    edges = blender_compare.grid_edges(n)
+    assert len(edges) == 2 * n * (n - 1) and len({tuple(e) for e in edges}) == len(edges)
+    # The grid as both benches build it (1 m, row-major), in clothbake's axes, 1 m above the sphere.
+    rest = np.array([[i / (n - 1) - 0.5, 1.0, j / (n - 1) - 0.5] for j in range(n) for i in range(n)])
+    centre = blender_compare.SPHERE_CLOTHBAKE
+    q = blender_compare.quality(rest[None], n, centre)
+    assert q["stretch"] < 1e-12 and q["inside"] == 0 and q["deepest"] == 0.0
+    # Closest: the middle vertex, 1 m - 0.3 m above the centre minus the radius.
+    assert q["closest"] == pytest.approx((1.0 - 0.3 - 0.3) * 1000.0)
+    # A second frame stretched 10 % in x and with one vertex 5 mm inside the sphere's top.
+    moved = rest * np.array([1.1, 1.0, 1.0])
+    moved[0] = [0.0, 0.3 + 0.3 - 0.005, 0.0]
+    q = blender_compare.quality(np.stack([rest, moved]), n, centre)
+    assert q["stretch"] > 0.1 - 1e-9  # 10 % along x, more on the edges to the moved vertex
+    assert q["inside"] == 1
+    assert q["deepest"] == pytest.approx(5.0) and q["closest"] == pytest.approx(-5.0)
 
 
 # -- the character comparison's quality measurements ----------------------------------------------
