@@ -29,8 +29,8 @@ pub const DEFAULT_STRAIN_JUMP: f32 = 0.03;
 /// substep that leaves every triangle within 8 % of its rest length is not one, however fast
 /// its stretch rose. Below that level the jump rule only cost substeps at impacts: the first
 /// contact of the 256² sheet-on-sphere bench jumps 0.24 / 0.14 / 0.06 / 0.025 at h, h/2, h/4,
-/// h/8 (halved three times), and later growth back to h failed at jumps of 0.035–0.068 from a
-/// stretch of 0.02–0.04. Tries (accepted + rejected) and the output's largest edge stretch, mean
+/// h/8 (halved three times); on the 64² sheet 4 of the 10 rejections ended with the largest
+/// stretch at 0.051–0.070. Tries (accepted + rejected) and the output's largest edge stretch, mean
 /// (max) over four CG tolerances 0.97–1.06 × 1e-2 (three on the 256² sheet), floor 0 → 0.08
 /// (BENCHMARKS.md, "A floor under the strain-jump rule"): 64² sheet 153.2 → 132.8, 0.044
 /// (0.049) → 0.040 (0.040); 128² 105.2 → 97.8, 0.050 (0.074) → 0.066 (0.090); 256² 113.3 →
