@@ -94,6 +94,16 @@ def blender_ms_per_frame(
     return wall * 1000.0 / (frames - 1), cpu * 1000.0 / (frames - 1), measured
 
 
+def read_pc2(path: Path) -> np.ndarray:
+    """A PC2 point cache as samples x points x 3 (f64): a 12-byte signature, version, point count,
+    start frame, sample rate and sample count, then f32 xyz per point and sample."""
+    with open(path, "rb") as f:
+        head = f.read(32)
+        _version, points, _start, _rate, samples = struct.unpack("<iiffi", head[12:])
+        data = np.frombuffer(f.read(), dtype="<f4")
+    return data.reshape(samples, points, 3).astype(np.float64)
+
+
 def grid_edges(resolution: int) -> np.ndarray:
     """The grid's edges (vertex j·n + i, row-major as both meshes are built), each once."""
     n = resolution
@@ -223,11 +233,8 @@ def clothbake_ms_per_frame(
                 if isinstance(seconds, (int, float)):
                     stages[stage] = stages.get(stage, 0.0) + seconds * 1000.0 / len(simulated)
         summary["stages"] = stages
-        # PC2: 12-byte signature, version, point count, start, rate, sample count; then f32 xyz.
-        with open(folder / "out" / "sheet.pc2", "rb") as f:
-            (points,) = struct.unpack("<i", f.read(32)[16:20])
-            positions = np.frombuffer(f.read(), dtype="<f4").reshape(-1, points, 3)
-        summary["quality"] = quality(positions.astype(np.float64), resolution, SPHERE_CLOTHBAKE)
+        positions = read_pc2(folder / "out" / "sheet.pc2")
+        summary["quality"] = quality(positions, resolution, SPHERE_CLOTHBAKE)
         return sum(walls) * 1000.0 / len(walls), cpu * 1000.0 / len(walls), summary
 
 

@@ -68,7 +68,6 @@ import math
 import os
 import resource
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
@@ -85,7 +84,7 @@ sys.path.insert(0, str(PLUGIN_DIR / "tests"))  # the bpy tests' scene builders
 sys.path.insert(0, str(PLUGIN_DIR / "examples"))  # dress_walk.py: the sample import
 
 import bpy  # noqa: E402  (Blender as a Python module)
-from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS  # noqa: E402  (beside this script)
+from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS, read_pc2  # noqa: E402  (beside this script)
 
 
 def addon():
@@ -435,14 +434,6 @@ def export_scene(build, work: Path, binary: str, frames: int | None):
         "pins": len(doc["garment"][0].get("pin", {}).get("vertices", [])),
     }
     return info
-
-
-def read_pc2(path: Path) -> np.ndarray:
-    with open(path, "rb") as f:
-        head = f.read(32)
-        _version, points, _start, _rate, samples = struct.unpack("<iiffi", head[12:])
-        data = np.frombuffer(f.read(), dtype="<f4")
-    return data.reshape(samples, points, 3).astype(np.float64)
 
 
 def run_clothbake(binary: str, info: dict, out: Path, scene: str = "world.toml") -> dict:
