@@ -84,7 +84,7 @@ sys.path.insert(0, str(PLUGIN_DIR / "tests"))  # the bpy tests' scene builders
 sys.path.insert(0, str(PLUGIN_DIR / "examples"))  # dress_walk.py: the sample import
 
 import bpy  # noqa: E402  (Blender as a Python module)
-from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS, read_pc2  # noqa: E402  (beside this script)
+from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS, frame_loop_seconds, read_pc2  # noqa: E402  (beside this script)
 
 
 def addon():
@@ -438,7 +438,7 @@ def export_scene(build, work: Path, binary: str, frames: int | None):
 
 def run_clothbake(binary: str, info: dict, out: Path, scene: str = "world.toml") -> dict:
     """The binary on the exported scene (world output; `scene` in the export folder); wall from the
-    report's per-frame seconds."""
+    report's frame loop (`blender_compare.frame_loop_seconds`)."""
     if out.exists():
         shutil.rmtree(out)
     report = out.parent / (out.name + "_report.json")
@@ -453,7 +453,7 @@ def run_clothbake(binary: str, info: dict, out: Path, scene: str = "world.toml")
     totals = {k: sum(f.get(k, 0) or 0 for f in simulated) for k in ("substeps", "rejected_substeps", "cg_iterations")}
     last = data["frames"][-1]
     return {
-        "wall": sum(f["seconds"] for f in simulated) * 1000.0 / n,
+        "wall": frame_loop_seconds(data) * 1000.0 / n,
         "cpu": cpu * 1000.0 / n,
         "positions": read_pc2(out / info["cache"]),
         "report": totals,

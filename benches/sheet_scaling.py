@@ -4,7 +4,7 @@
 Bakes the sheet of `blender_compare.py` (1 m, 1 m above a 0.3 m sphere, cotton, 5 substeps per
 frame at 24 fps) at each `--sizes` resolution, self-collision off and on, with clothbake only, and
 prints one markdown row per (size, self-collision, binary): ms per frame (the bake report's
-per-frame wall seconds), µs per vertex-substep (attempted substeps), CG iterations per accepted
+frame loop, `frame_loop_seconds`), µs per vertex-substep (attempted substeps), CG iterations per accepted
 substep (in brackets: the rejected substeps' iterations per accepted substep, solves paid for and
 thrown away), ns per vertex per CG iteration (linear-solve time, which includes the rejected
 substeps' solves, / (vertices × CG iterations of all substeps, the report's `cg_iterations` +
@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS, write_clothbake_scene  # noqa: E402
+from blender_compare import DEFAULT_CG_TOLERANCE, PERTURBATIONS, frame_loop_seconds, write_clothbake_scene  # noqa: E402
 
 STAGES = ("forces", "linear_solve", "body_collisions", "self_collision", "solver_other", "measurements")
 
@@ -61,7 +61,7 @@ def bake(binary: str, folder: Path, scene: Path) -> dict:
     for p in sorted(out.glob("*.pc2")):
         digest.update(p.read_bytes())
     return {
-        "wall": sum(f["seconds"] for f in frames),
+        "wall": frame_loop_seconds(data),
         "process": elapsed,
         "frames": len(frames),
         "substeps": sum(f["substeps"] for f in frames),

@@ -50,7 +50,7 @@ pub fn render(r: &BakeReport) -> String {
          <tr><th>scene</th><td>{}</td></tr>\
          <tr><th>frames</th><td>{}..{} at {} fps ({} pre-roll)</td></tr>\
          <tr><th>threads</th><td>{}</td></tr>\
-         <tr><th>total</th><td>{:.2} s</td></tr>\
+         <tr><th>total</th><td>{:.2} s ({:.2} s simulating frames)</td></tr>\
          <tr><th>clothbake</th><td>{}</td></tr></table>\n",
         esc(&r.scene),
         r.frame_start,
@@ -59,6 +59,7 @@ pub fn render(r: &BakeReport) -> String {
         r.preroll_frames,
         r.threads,
         r.total_seconds,
+        r.frame_loop_seconds,
         esc(r.clothbake_version),
     );
     body.push_str(

@@ -201,6 +201,7 @@ fn bake(
             .as_ref()
             .map_or_else(|| Vec::with_capacity(total), |ck| ck.report_frames.clone()),
         total_seconds: 0.0,
+        frame_loop_seconds: 0.0,
         stage_totals: BakeStages::default(),
         substep_totals: SubstepTotals::default(),
     };
@@ -271,6 +272,7 @@ fn bake(
             save_checkpoint(dir, &fingerprint, frame, sim, writers, frames, seconds)
         })
     };
+    let loop_started = Instant::now();
     for frame in first_step..=plan.last {
         if interrupt.requested() {
             // The last written frame gets its record and event before the bake stops.
@@ -382,6 +384,7 @@ fn bake(
         }
     }
     records.complete(false, reporter, &mut report);
+    report.frame_loop_seconds = loop_started.elapsed().as_secs_f64();
 
     if interrupt.requested() {
         // Raised during the last frame's substeps (the frame itself finished): with checkpoints,

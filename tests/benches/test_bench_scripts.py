@@ -4,6 +4,7 @@ report, so a renamed report field breaks here and not in a half-hour benchmark),
 measurements the character comparison reports for Blender and clothbake alike (edge strain,
 vertices inside proxies, self-intersections) on small hand-made meshes whose answers are known."""
 
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +64,22 @@ def test_the_sheet_bake_is_summarised_from_its_report():
     # The PC2's quality: a falling sheet, not yet at the sphere, barely stretched.
     q = summary["quality"]
     assert 0.0 <= q["stretch"] < 0.05 and q["inside"] == 0 and q["closest"] > 100.0
+
+
+def test_the_frame_loop_time_is_the_reports_field_or_the_frames_sum_without_it():
+    frames = [{"seconds": 0.25}, {"seconds": 0.5}, {"seconds": 0.75}]
+    assert blender_compare.frame_loop_seconds({"frames": frames, "frame_loop_seconds": 1.25}) == 1.25
+    assert blender_compare.frame_loop_seconds({"frames": frames}) == 1.5
+    # The binary writes the field: the bench's wall is its loop, not the frames' sum.
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        scene = blender_compare.write_clothbake_scene(folder, 8, 3, self_collision=False)
+        report = folder / "report.json"
+        subprocess.run([BIN, "bake", str(scene), "-o", str(folder / "out"), "--report", str(report)],
+                       check=True, capture_output=True)
+        data = json.loads(report.read_text())
+    assert 0.0 < data["frame_loop_seconds"] <= data["total_seconds"]
+    assert blender_compare.frame_loop_seconds(data) == data["frame_loop_seconds"]
 
 
 def test_the_sheet_quality_measures_known_answers():

@@ -94,6 +94,20 @@ fn report_has_stage_times_per_frame_that_add_up() {
             );
         }
     }
+    // The frame loop's wall time holds every frame's own time (its seconds without the
+    // measurement, which may have run inside the next frame's time) and lies inside the bake's.
+    let frame_loop = report["frame_loop_seconds"]
+        .as_f64()
+        .expect("frame_loop_seconds");
+    let own: f64 = frames
+        .iter()
+        .map(|f| f["seconds"].as_f64().unwrap() - f["stages"]["measurements"].as_f64().unwrap())
+        .sum();
+    let total = report["total_seconds"].as_f64().unwrap();
+    assert!(
+        own <= frame_loop && frame_loop <= total,
+        "frames' own {own}, loop {frame_loop}, total {total}"
+    );
     let sum = &report["stage_totals"];
     for (i, k) in STAGES.iter().enumerate() {
         let v = sum[k].as_f64().unwrap();
