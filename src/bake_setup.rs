@@ -1,12 +1,13 @@
 //! Setting up a bake from a scene file, shared by `bake` and `check` (`batch` runs `bake`): the
-//! scene with every file it references loaded and checked, mapped onto the solver, and the
-//! simulation built (which validates every garment).
+//! scene with every file it references loaded and checked, mapped onto the solver (in the
+//! simulation frame of [`BakeOrigin`]), and the simulation built (which validates every garment).
 
 use std::path::Path;
 
 use clothbake_io::{load_scene, LoadedScene};
 use clothbake_solver::{ModelError, Simulation};
 
+use crate::bake_origin::BakeOrigin;
 use crate::error::{CliError, Result};
 use crate::scene_to_solver::{garment_descs, material_presets, sim_settings};
 
@@ -14,6 +15,8 @@ use crate::scene_to_solver::{garment_descs, material_presets, sim_settings};
 pub struct PreparedBake {
     pub scene: LoadedScene,
     pub sim: Simulation,
+    /// Where the simulation frame's origin is in the world.
+    pub origin: BakeOrigin,
 }
 
 impl PreparedBake {
@@ -21,9 +24,10 @@ impl PreparedBake {
     /// element (the solver's model errors name the garment and element).
     pub fn load(path: &Path) -> Result<Self> {
         let scene = load_scene(path, &material_presets())?;
-        let sim = Simulation::new(garment_descs(&scene)?, sim_settings(&scene))
+        let origin = BakeOrigin::of_scene(&scene);
+        let sim = Simulation::new(garment_descs(&scene, origin)?, sim_settings(&scene))
             .map_err(|source| model_error(path, source))?;
-        Ok(PreparedBake { scene, sim })
+        Ok(PreparedBake { scene, sim, origin })
     }
 }
 

@@ -16,6 +16,7 @@ use clothbake_solver::{Simulation, STATE_VERSION};
 use mutate::*;
 use proptest::prelude::*;
 
+use crate::bake_origin::BakeOrigin;
 use crate::checkpoint::{self, Checkpoint};
 use crate::scene_to_solver::{garment_descs, material_presets, sim_settings, PinTargetBuffers};
 
@@ -60,12 +61,12 @@ fn bench() -> &'static Mutex<Bench> {
         // Everything is loaded; the files are not read again.
         let _ = std::fs::remove_dir_all(path.parent().expect("folder"));
         let mut sim = Simulation::new(
-            garment_descs(&scene).expect("garments"),
+            garment_descs(&scene, BakeOrigin::of_scene(&scene)).expect("garments"),
             sim_settings(&scene),
         )
         .expect("simulation");
         // Two frames in, so the state has velocities, a warm start and a moving clock.
-        let mut pins = PinTargetBuffers::new(&scene);
+        let mut pins = PinTargetBuffers::new(&scene, BakeOrigin::of_scene(&scene));
         let dt = 1.0 / scene.clock.fps;
         for frame in scene.frame_start + 1..=scene.frame_start + 2 {
             let targets = pins.at(&scene, frame as f32);
@@ -155,7 +156,7 @@ fn resume(d: &Damage) -> bool {
         );
         return false;
     }
-    let mut pins = PinTargetBuffers::new(scene);
+    let mut pins = PinTargetBuffers::new(scene, BakeOrigin::of_scene(scene));
     let targets = pins.at(scene, (scene.frame_start + 3) as f32);
     // A state that fits may still fail to step (a wild but finite velocity): an error, no panic.
     let _ = sim.step_frame(1.0 / scene.clock.fps, &[], &targets);

@@ -11,6 +11,7 @@ macro_rules! outln {
     }};
 }
 
+mod bake_origin;
 mod bake_setup;
 mod checkpoint;
 #[cfg(test)]

@@ -25,6 +25,10 @@ pub struct BakeReport {
     /// `"ic"`, `"amg"`, `"jacobi"`, or `"ic, amg from frame N"` when `auto` moved to AMG during
     /// the bake because an IC(0) solve did not converge.
     pub preconditioner: String,
+    /// Where the simulation frame's origin is in the world (m): zero, or on the axes where the
+    /// garments start farther than 16 m from the world origin, their centre in whole metres
+    /// (`src/bake_origin.rs`).
+    pub simulation_origin: [f32; 3],
     pub garments: Vec<GarmentRecord>,
     /// Collider names in the order of `frames[].colliders`.
     pub colliders: Vec<String>,

@@ -1,6 +1,7 @@
 //! Maps a loaded scene (clothbake-io) onto the solver (clothbake-solver): garments → `GarmentDesc`,
 //! `[scene]`/`[wind]` → `SimSettings`, collider shapes → `ColliderShape`, and per frame the pin
-//! targets of every garment as full-length arrays.
+//! targets of every garment as full-length arrays; garments and pin targets in the simulation
+//! frame ([`crate::bake_origin`]).
 
 use clothbake_io::{IntegratorName, LoadedScene, ModelName, PreconditionerName, Shape};
 use clothbake_solver::{
@@ -9,6 +10,7 @@ use clothbake_solver::{
 };
 use glam::{Vec2, Vec3};
 
+use crate::bake_origin::BakeOrigin;
 use crate::error::{CliError, Result};
 use crate::report::ShapeRecord;
 
@@ -80,7 +82,8 @@ fn override_with<T>(field: &mut T, value: Option<T>) {
 }
 
 /// One `GarmentDesc` per garment. Errors name the scene file and `garment[i].<field>`.
-pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
+/// The scene's garments for the solver, in the simulation frame of `origin`.
+pub fn garment_descs(scene: &LoadedScene, origin: BakeOrigin) -> Result<Vec<GarmentDesc>> {
     let file = &scene.file.path;
     let mut out = Vec::with_capacity(scene.garments.len());
     for (i, g) in scene.garments.iter().enumerate() {
@@ -129,8 +132,11 @@ pub fn garment_descs(scene: &LoadedScene) -> Result<Vec<GarmentDesc>> {
             .collect();
         out.push(GarmentDesc {
             name: spec.name.clone(),
-            positions: g.positions.clone(),
-            rest_positions: g.rest_positions.clone(),
+            positions: g.positions.iter().map(|&p| origin.to_sim(p)).collect(),
+            rest_positions: g
+                .rest_positions
+                .as_ref()
+                .map(|r| r.iter().map(|&p| origin.to_sim(p)).collect()),
             triangles: g.triangles.clone(),
             uvs,
             rest,
@@ -224,26 +230,29 @@ pub fn shape_record(s: &Shape) -> ShapeRecord {
     }
 }
 
-/// Full-length pin-target arrays for `Simulation::step_frame`, one per garment, reused every frame.
+/// Full-length pin-target arrays for `Simulation::step_frame`, one per garment, reused every frame,
+/// in the simulation frame of `origin`.
 pub struct PinTargetBuffers {
     /// Per garment: Some(all-vertex target array) when its pins move, None when they stay at rest.
     full: Vec<Option<Vec<Vec3>>>,
     scratch: Vec<Vec3>,
+    origin: BakeOrigin,
 }
 
 impl PinTargetBuffers {
-    pub fn new(scene: &LoadedScene) -> Self {
+    pub fn new(scene: &LoadedScene, origin: BakeOrigin) -> Self {
         let full = scene
             .garments
             .iter()
             .map(|g| {
                 let moves = !g.pins.is_empty() && g.pins.follow != clothbake_io::Follow::Rest;
-                moves.then(|| g.positions.clone())
+                moves.then(|| g.positions.iter().map(|&p| origin.to_sim(p)).collect())
             })
             .collect();
         PinTargetBuffers {
             full,
             scratch: Vec::new(),
+            origin,
         }
     }
 
@@ -253,7 +262,7 @@ impl PinTargetBuffers {
             if let Some(buf) = buf {
                 g.pin_targets(frame, &mut self.scratch);
                 for (&v, &p) in g.pins.vertices.iter().zip(&self.scratch) {
-                    buf[v as usize] = p;
+                    buf[v as usize] = self.origin.to_sim(p);
                 }
             }
         }

@@ -70,7 +70,11 @@ fn bake(
             (Some(dir), path)
         }
     };
-    let PreparedBake { mut scene, mut sim } = PreparedBake::load(&scene_path)?;
+    let PreparedBake {
+        mut scene,
+        mut sim,
+        origin,
+    } = PreparedBake::load(&scene_path)?;
     let plan = plan(args, &scene, &scene_path)?;
     sim.set_stop_flag(interrupt.flag());
 
@@ -184,6 +188,7 @@ fn bake(
         preroll_frames: (plan.first - scene.first_simulated_frame()) as u32,
         threads,
         preconditioner: sim.settings().preconditioner.name().to_string(),
+        simulation_origin: origin.0.to_array(),
         garments: scene
             .garments
             .iter()
@@ -232,7 +237,9 @@ fn bake(
         );
     }
     let dt = 1.0 / scene.clock.fps;
-    let mut pins = PinTargetBuffers::new(&scene);
+    let mut pins = PinTargetBuffers::new(&scene, origin);
+    // Collider shapes in the simulation frame (the scene's are in the world).
+    let sim_shape = |s: &Shape| collider_shape(&origin.shape_to_sim(s));
     let mut shapes_start: Vec<Shape> = Vec::new();
     let mut shapes_end: Vec<Shape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
@@ -300,8 +307,8 @@ fn bake(
                     .iter()
                     .zip(&shapes_end)
                     .map(|(a, b)| MovingCollider {
-                        start: collider_shape(a),
-                        end: collider_shape(b),
+                        start: sim_shape(a),
+                        end: sim_shape(b),
                     }),
             );
             let targets = pins.at(&scene, frame as f32);
@@ -354,19 +361,24 @@ fn bake(
             continue;
         }
         for (g, (garment, writer)) in scene.garments.iter().zip(writers.iter_mut()).enumerate() {
-            garment.output_frame(sim.garment_positions(g), frame, space, up, &mut cache_frame);
+            let positions = sim.garment_positions(g);
+            garment.output_frame(positions, origin.0, frame, space, up, &mut cache_frame);
             writer
                 .write_frame(&cache_frame)
                 .map_err(|e| CliError::Output(e.to_string()))?;
         }
         if let Some(p) = &mut preview {
-            p.capture(frame, &sim.state().x, &shapes_start);
+            let shapes: Vec<Shape> = shapes_start
+                .iter()
+                .map(|s| origin.shape_to_sim(s))
+                .collect();
+            p.capture(frame, &sim.state().x, &shapes);
         }
         stages.cache_writing = lap.lap();
         // Measured on copies of the simulated positions and the end-of-frame collider shapes:
         // beside the next frame's step, or now (before a checkpoint, or not `beside`), or after
         // the last frame.
-        records.copy_inputs(&sim.state().x, shapes_start.iter().map(collider_shape));
+        records.copy_inputs(&sim.state().x, shapes_start.iter().map(sim_shape));
         stages.measurements = lap.lap();
         records.hold(Written {
             frame,

@@ -12,7 +12,7 @@ use crate::scene_to_solver::collider_shape;
 
 pub fn run(args: &CheckArgs) -> Result<()> {
     let path = &args.scene;
-    let PreparedBake { mut scene, sim } = PreparedBake::load(path)?;
+    let PreparedBake { mut scene, sim, .. } = PreparedBake::load(path)?;
     // Every collider must be a valid shape at every frame of the bake.
     let mut shapes = Vec::new();
     for frame in scene.first_simulated_frame()..=scene.frame_end {

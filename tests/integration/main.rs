@@ -11,6 +11,7 @@ mod convert;
 mod determinism;
 mod drivers;
 mod errors;
+mod far_origin;
 mod frame_records;
 mod inspect;
 mod interrupt;

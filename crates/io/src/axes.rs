@@ -4,7 +4,7 @@
 //! `(x, y, z)_blender → (x, z, −y)`, so Z-up → Y-up is `(x, y, z) → (x, z, −y)` and back is
 //! `(x, y, z) → (x, −z, y)`.
 
-use glam::{Mat4, Vec3, Vec4};
+use glam::{DMat4, Mat4, Vec3, Vec4};
 
 use crate::scene::{Space, Up};
 
@@ -35,10 +35,12 @@ pub fn convert(p: Vec3, from: Up, to: Up) -> Vec3 {
 /// The Blender case: `space = "local", up = "z"` gives Blender's object-local coordinates, which is
 /// what its Mesh Cache modifier expects with its default axes, for a glTF garment imported by
 /// Blender and for an OBJ whose `up` describes how it was exported.
-pub fn world_to_output(space: Space, up: Up, local_to_world: Mat4) -> Mat4 {
+/// In f64 (the inverse of a frame far from the world origin keeps its precision).
+pub fn world_to_output(space: Space, up: Up, local_to_world: Mat4) -> DMat4 {
+    let axes = from_y_up(up).as_dmat4();
     match space {
-        Space::World => from_y_up(up),
-        Space::Local => from_y_up(up) * local_to_world.inverse(),
+        Space::World => axes,
+        Space::Local => axes * local_to_world.as_dmat4().inverse(),
     }
 }
 

@@ -138,17 +138,20 @@ impl Garment {
         self.source_rest = source;
     }
 
-    /// One cache frame: simulation positions (world) → source order → output coordinates
-    /// (`space`, `up`; see [`crate::axes::world_to_output`]) at scene frame `frame`.
+    /// One cache frame: simulation positions (world minus `sim_origin`, m) → source order →
+    /// output coordinates (`space`, `up`; see [`crate::axes::world_to_output`]) at scene frame
+    /// `frame`, computed in f64 and rounded once.
     pub fn output_frame(
         &self,
         sim_positions: &[Vec3],
+        sim_origin: Vec3,
         frame: i32,
         space: Space,
         up: Up,
         out: &mut Vec<Vec3>,
     ) {
         let m = world_to_output(space, up, self.local_to_world(frame as f32));
+        let origin = sim_origin.as_dvec3();
         out.clear();
         out.extend(
             self.welded
@@ -156,12 +159,12 @@ impl Garment {
                 .iter()
                 .zip(&self.source_rest)
                 .map(|(&s, rest)| {
-                    let p = if s == NO_VERTEX {
-                        *rest
+                    let world = if s == NO_VERTEX {
+                        rest.as_dvec3()
                     } else {
-                        sim_positions[s as usize]
+                        sim_positions[s as usize].as_dvec3() + origin
                     };
-                    m.transform_point3(p)
+                    m.transform_point3(world).as_vec3()
                 }),
         );
     }

@@ -123,7 +123,7 @@ fn split_vertices_are_welded_and_mapped_back() {
         .map(|(k, p)| *p + Vec3::Z * k as f32)
         .collect();
     let mut out = Vec::new();
-    g.output_frame(&moved, 0, Space::World, Up::Y, &mut out);
+    g.output_frame(&moved, Vec3::ZERO, 0, Space::World, Up::Y, &mut out);
     assert_eq!(out.len(), 8);
     for (src, o) in out.iter().enumerate() {
         let k = g.welded.source_to_sim[src] as usize;
@@ -159,12 +159,12 @@ fn pins_from_attribute_follow_the_node() {
         .map(|p| *p + Vec3::new(0.0, 0.5, 0.0))
         .collect();
     let mut out = Vec::new();
-    g.output_frame(&world, 12, Space::Local, Up::Y, &mut out);
+    g.output_frame(&world, Vec3::ZERO, 12, Space::Local, Up::Y, &mut out);
     for (o, p) in out.iter().zip(POS) {
         assert!(o.distance(Vec3::from(p)) < 1e-6);
     }
     // Blender's local frame: (x, y, z) -> (x, -z, y).
-    g.output_frame(&world, 12, Space::Local, Up::Z, &mut out);
+    g.output_frame(&world, Vec3::ZERO, 12, Space::Local, Up::Z, &mut out);
     for (o, p) in out.iter().zip(POS) {
         assert!(o.distance(Vec3::new(p[0], -p[2], p[1])) < 1e-6);
     }
@@ -314,7 +314,7 @@ fn source_order_follows_blenders_importer() {
     let s = load_scene(&dir.path().join("s.toml"), &["cotton"]).unwrap();
     let g = &s.garments[0];
     let mut out = Vec::new();
-    g.output_frame(&g.positions, 1, Space::World, Up::Y, &mut out);
+    g.output_frame(&g.positions, Vec3::ZERO, 1, Space::World, Up::Y, &mut out);
     let want = [
         [1.0, 0.0, 0.0],
         [1.0, 1.0, 0.0],

@@ -117,13 +117,13 @@ fn scene_with_obj_garment_maps_back_to_source_order() {
     // Output in Blender's object-local space gives back the file's coordinates exactly, in order.
     let src = read_obj(&dir.path().join("c.obj")).unwrap();
     let mut out = Vec::new();
-    g.output_frame(&g.positions, 1, Space::Local, Up::Z, &mut out);
+    g.output_frame(&g.positions, Vec3::ZERO, 1, Space::Local, Up::Z, &mut out);
     assert_eq!(out.len(), 7);
     for (a, b) in out.iter().zip(&src.positions) {
         assert!(a.distance(*b) < 1e-6, "{a} vs {b}");
     }
     // World, Z-up: the Blender world coordinates (file + 2 along Z).
-    g.output_frame(&g.positions, 1, Space::World, Up::Z, &mut out);
+    g.output_frame(&g.positions, Vec3::ZERO, 1, Space::World, Up::Z, &mut out);
     for (a, b) in out.iter().zip(&src.positions) {
         assert!(
             a.distance(*b + Vec3::new(0.0, 0.0, 2.0)) < 1e-6,

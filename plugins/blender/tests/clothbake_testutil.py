@@ -249,11 +249,11 @@ def _cylinder_mesh(name, radius, length, segments=12):
     return mesh
 
 
-def make_walker(scene, frames=(1, 48), distance=1.6, swing=0.45):
+def make_walker(scene, frames=(1, 48), distance=1.6, swing=0.45, start=(0.0, 0.0, 0.0)):
     """A walking armature "Walker": bones Hips (1.0 -> 1.2 m up), Chest (1.2 -> 1.5), Leg.L / Leg.R
     (hip at 0.95 m, x = +-0.1, down to 0.1 m). ROOT MOTION: the object walks `distance` towards -Y
-    over `frames`; two strides: the hips bob (2.5 cm) and turn (+-0.12 rad), the legs swing +-`swing`
-    rad, the chest twists. Keyed every 4 frames (Bezier)."""
+    over `frames` from `start` (Blender world, m); two strides: the hips bob (2.5 cm) and turn
+    (+-0.12 rad), the legs swing +-`swing` rad, the chest twists. Keyed every 4 frames (Bezier)."""
     import math
 
     import bpy
@@ -279,7 +279,7 @@ def make_walker(scene, frames=(1, 48), distance=1.6, swing=0.45):
     for frame in list(range(f0 - 12, f1 + 1, 4)) + [f1]:
         t = (frame - f0) / (f1 - f0)
         phase = 4.0 * math.pi * t  # two strides
-        rig.location = (0.0, -distance * t, 0.0)
+        rig.location = (start[0], start[1] - distance * t, start[2])
         rig.keyframe_insert("location", frame=frame)
         pose["Hips"].location = (0.0, 0.025 * math.sin(2.0 * phase), 0.0)  # bone Y = world Z: bob
         pose["Hips"].rotation_euler = (0.0, 0.12 * math.sin(phase), 0.0)  # about world Z: turn

@@ -240,8 +240,8 @@ pub fn check_scene(p: &Path) -> bool {
         for g in &scene.garments {
             g.pin_targets(frame as f32, &mut pins);
             let sim: Vec<Vec3> = g.rest_shape().to_vec();
-            g.output_frame(&sim, frame, Space::World, Up::Y, &mut out);
-            g.output_frame(&sim, frame, Space::Local, Up::Z, &mut out);
+            g.output_frame(&sim, Vec3::ZERO, frame, Space::World, Up::Y, &mut out);
+            g.output_frame(&sim, Vec3::ZERO, frame, Space::Local, Up::Z, &mut out);
         }
     }
     true

@@ -1,0 +1,168 @@
+//! A shot far from the world origin bakes what the same shot at the origin bakes, moved: the
+//! simulation runs in a frame shifted by whole metres near the garments (`src/bake_origin.rs`), so
+//! the solver's f32 positions keep the resolution they have near the origin.
+
+use clothbake_io::read_pc2;
+use glam::Vec3;
+use serde_json::Value;
+
+use crate::harness::Dir;
+
+/// A 33×33 sheet 1 m wide at 1 m height with every coordinate a multiple of 1/32 m (exact in f32
+/// at 1 km too), as an OBJ.
+fn sheet_obj() -> String {
+    let n = 33;
+    let mut obj = String::new();
+    for j in 0..n {
+        for i in 0..n {
+            let (x, z) = (i as f32 / 32.0 - 0.5, j as f32 / 32.0 - 0.5);
+            obj += &format!("v {x} 1 {z}\n");
+        }
+    }
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            let v = |i: usize, j: usize| j * n + i + 1;
+            obj += &format!("f {} {} {}\n", v(i, j), v(i + 1, j), v(i + 1, j + 1));
+            obj += &format!("f {} {} {}\n", v(i, j), v(i + 1, j + 1), v(i, j + 1));
+        }
+    }
+    obj
+}
+
+/// The sheet carried 0.5 m along x over 16 frames by its two front corners (pins following its
+/// keyed transform), draping over a sphere that moves with it, above a ground plane; everything
+/// moved by (`dx`, 0, `dz`) m.
+fn scene(dx: f32, dz: f32) -> String {
+    let key = |frame: u32, x: f32| {
+        format!("{{ frame = {frame}, matrix = [1,0,0,0, 0,1,0,0, 0,0,1,0, {x},0,{dz},1] }}")
+    };
+    format!(
+        r#"[scene]
+fps = 24.0
+frame_start = 1
+frame_end = 17
+substeps = 5
+
+[output]
+formats = ["pc2"]
+
+[[garment]]
+name = "sheet"
+mesh = "sheet.obj"
+material = "cotton"
+self_collision = false
+transform_keys = [{}, {}]
+
+[garment.pin]
+vertices = [0, 32]
+follow = "node"
+
+[[collider]]
+type = "plane"
+point = [{dx}, 0.0, {dz}]
+normal = [0.0, 1.0, 0.0]
+
+[[collider]]
+type = "sphere"
+center = [{dx}, 0.4, {dz}]
+radius = 0.3
+
+[[collider.keys]]
+frame = 1
+center = [{dx}, 0.4, {dz}]
+
+[[collider.keys]]
+frame = 17
+center = [{}, 0.4, {dz}]
+"#,
+        key(1, dx),
+        key(17, dx + 0.5),
+        dx + 0.5,
+    )
+}
+
+fn report(d: &Dir, out: &str) -> Value {
+    serde_json::from_slice(&std::fs::read(d.path(&format!("{out}/report.json"))).unwrap())
+        .expect("report JSON")
+}
+
+#[test]
+fn a_shot_a_kilometre_away_bakes_the_same_motion_as_at_the_origin() {
+    let d = Dir::new();
+    d.write("sheet.obj", sheet_obj());
+    let (dx, dz) = (1024.0f32, -2048.0f32);
+    d.write("near.toml", scene(0.0, 0.0));
+    d.write("far.toml", scene(dx, dz));
+    for (scene, out) in [("near.toml", "near"), ("far.toml", "far")] {
+        d.ok(&[
+            "bake",
+            scene,
+            "-o",
+            out,
+            "--report",
+            &format!("{out}/report.json"),
+        ]);
+    }
+    let (near, far) = (report(&d, "near"), report(&d, "far"));
+    assert_eq!(
+        near["simulation_origin"],
+        serde_json::json!([0.0, 0.0, 0.0])
+    );
+    assert_eq!(
+        far["simulation_origin"],
+        serde_json::json!([1024.0, 0.0, -2048.0])
+    );
+    // The same substeps, solves and measurements, to the bit.
+    assert_eq!(near["substep_totals"], far["substep_totals"]);
+    let frames = |r: &Value| r["frames"].as_array().expect("frames").clone();
+    for (a, b) in frames(&near).iter().zip(&frames(&far)) {
+        for key in ["max_strain", "min_distance", "contacts", "cg_iterations"] {
+            assert_eq!(a[key], b[key], "frame {}: {key}", a["frame"]);
+        }
+    }
+    // The sheet reached the sphere and moved with the pins.
+    let contacts: u64 = frames(&near)
+        .iter()
+        .map(|f| f["contacts"].as_u64().unwrap())
+        .sum();
+    assert!(contacts > 0, "the sheet never touched the sphere");
+    let (a, b) = (
+        read_pc2(&d.path("near/sheet.pc2")).expect("near cache"),
+        read_pc2(&d.path("far/sheet.pc2")).expect("far cache"),
+    );
+    assert_eq!(a.frames.len(), 17);
+    assert!((a.frames[16][0].x - a.frames[0][0].x - 0.5).abs() < 1e-6);
+    // The far cache is the near one moved, each coordinate rounded once to its f32 neighbour.
+    for (fa, fb) in a.frames.iter().zip(&b.frames) {
+        for (p, q) in fa.iter().zip(fb) {
+            assert_eq!(q.x, p.x + dx, "{p} vs {q}");
+            assert_eq!(q.y, p.y, "{p} vs {q}");
+            assert_eq!(q.z, p.z + dz, "{p} vs {q}");
+        }
+    }
+    // In the garment's own (keyed) frame, as the Blender add-on reads its caches, nothing of the
+    // kilometre is left: the local caches are equal to the bit.
+    for name in ["near", "far"] {
+        let text = std::fs::read_to_string(d.path(&format!("{name}.toml"))).unwrap();
+        let local = text.replacen(
+            "formats = [\"pc2\"]",
+            "formats = [\"pc2\"]\nspace = \"local\"",
+            1,
+        );
+        assert_ne!(text, local);
+        d.write(&format!("{name}_local.toml"), local);
+        d.ok(&[
+            "bake",
+            &format!("{name}_local.toml"),
+            "-o",
+            &format!("{name}_local"),
+        ]);
+    }
+    let (a, b) = (
+        read_pc2(&d.path("near_local/sheet.pc2")).expect("near local cache"),
+        read_pc2(&d.path("far_local/sheet.pc2")).expect("far local cache"),
+    );
+    assert_eq!(a.frames, b.frames);
+    // Local: the pinned corner stays where the keyed frame carries it.
+    assert_eq!(a.frames[16][0], Vec3::new(-0.5, 1.0, -0.5));
+}
