@@ -166,3 +166,31 @@ fn a_shot_a_kilometre_away_bakes_the_same_motion_as_at_the_origin() {
     // Local: the pinned corner stays where the keyed frame carries it.
     assert_eq!(a.frames[16][0], Vec3::new(-0.5, 1.0, -0.5));
 }
+
+/// A far shot stopped by SIGTERM (a checkpoint) and resumed bakes the caches of an uninterrupted
+/// bake: the resumed run shifts its frame by the same whole metres.
+#[test]
+fn a_far_shot_resumes_to_the_caches_of_an_uninterrupted_bake() {
+    let d = Dir::new();
+    d.write("sheet.obj", sheet_obj());
+    // Many substeps, so that the signal arrives while frames remain.
+    let text = scene(1024.0, -2048.0).replacen("substeps = 5", "substeps = 120", 1);
+    d.write("far.toml", text);
+    let args = [
+        "bake",
+        "far.toml",
+        "--format",
+        "pc2,usd",
+        "--checkpoint-every",
+        "2",
+    ];
+    let mut reference = args.to_vec();
+    reference.extend(["-o", "ref", "--report", "ref/report.json"]);
+    d.ok(&reference);
+    let mut out = args.to_vec();
+    out.extend(["-o", "out", "--report", "out/report.json"]);
+    assert_eq!(crate::resume::run_until_signal(&d, &out, 4), Some(85));
+    out.push("--resume");
+    d.ok(&out);
+    crate::resume::assert_same_caches(&d, "ref", "out");
+}

@@ -38,7 +38,7 @@ fn read(d: &Dir, rel: &str) -> Vec<u8> {
 }
 
 /// Asserts that every cache in `out` equals the reference in `reference`, byte for byte.
-fn assert_same_caches(d: &Dir, reference: &str, out: &str) {
+pub(crate) fn assert_same_caches(d: &Dir, reference: &str, out: &str) {
     let want = caches(d, reference);
     assert!(!want.is_empty());
     assert_eq!(caches(d, out), want, "cache files");
@@ -214,7 +214,7 @@ fn a_kill_inside_a_checkpoint_write_resumes_from_the_one_before() {
 }
 
 /// Runs `args --json`, sends SIGTERM once `frames` frame events arrived; returns the exit code.
-fn run_until_signal(d: &Dir, args: &[&str], frames: usize) -> Option<i32> {
+pub(crate) fn run_until_signal(d: &Dir, args: &[&str], frames: usize) -> Option<i32> {
     use std::io::{BufRead, BufReader};
     let mut child = Command::new(env!("CARGO_BIN_EXE_clothbake"))
         .args(args)
