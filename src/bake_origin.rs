@@ -4,7 +4,9 @@
 //! rounding of each substep's x + h·v at 100–1000 m shows as stretch noise and extra CG iterations
 //! (BENCHMARKS.md, "A shot far from the world origin"). Shifting every input by the same whole
 //! metres (garments, pin targets, colliders) changes no distance between them, and the caches get
-//! the origin added back (in f64, `clothbake_io::Garment::output_frame`). Scenes near the origin are simulated in world coordinates, with the same
+//! the origin added back (in f64, `clothbake_io::Garment::output_frame`). The frame follows the
+//! cloth between frames ([`BakeOrigin::follow`]), so a garment carried hundreds of metres within
+//! one bake stays near its origin too. Scenes near the origin are simulated in world coordinates, with the same
 //! bits as before the shift existed.
 
 use clothbake_io::{LoadedScene, Shape};
@@ -33,22 +35,16 @@ impl BakeOrigin {
 
     /// [`Self::of_scene`] for the garments' starting positions `points` (world, m).
     pub fn for_points(points: impl Iterator<Item = Vec3>) -> Self {
-        let (lo, hi) = points.fold(
-            (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
-            |(lo, hi), p| (lo.min(p), hi.max(p)),
-        );
-        if !(lo.is_finite() && hi.is_finite()) {
-            return BakeOrigin::default();
-        }
-        let centre = (lo.as_dvec3() + hi.as_dvec3()) * 0.5;
-        let axis = |c: f64| {
-            if c.abs() > SHIFT_FROM as f64 {
-                c.round() as f32
-            } else {
-                0.0
-            }
-        };
-        BakeOrigin(Vec3::new(axis(centre.x), axis(centre.y), axis(centre.z)))
+        BakeOrigin(far_centre(points))
+    }
+
+    /// Where the frame should move once the cloth (positions `x` in this frame, m) has travelled
+    /// farther than [`SHIFT_FROM`] from its origin on some axis: this origin plus the cloth's
+    /// centre there in whole metres; None while the cloth stays near. Called between frames, it
+    /// keeps a garment that walks or rides hundreds of metres near its simulation origin.
+    pub fn follow(self, x: &[Vec3]) -> Option<Self> {
+        let shift = far_centre(x.iter().copied());
+        (shift != Vec3::ZERO).then_some(BakeOrigin(self.0 + shift))
     }
 
     /// Whether the simulation runs in world coordinates.
@@ -98,6 +94,27 @@ impl BakeOrigin {
     }
 }
 
+/// Per axis, the centre of the bounding box of `points` rounded to whole metres where it lies
+/// farther than [`SHIFT_FROM`] from 0, else 0; zero without (finite) points.
+fn far_centre(points: impl Iterator<Item = Vec3>) -> Vec3 {
+    let (lo, hi) = points.fold(
+        (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY)),
+        |(lo, hi), p| (lo.min(p), hi.max(p)),
+    );
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Vec3::ZERO;
+    }
+    let centre = (lo.as_dvec3() + hi.as_dvec3()) * 0.5;
+    let axis = |c: f64| {
+        if c.abs() > SHIFT_FROM as f64 {
+            c.round() as f32
+        } else {
+            0.0
+        }
+    };
+    Vec3::new(axis(centre.x), axis(centre.y), axis(centre.z))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,6 +139,18 @@ mod tests {
         for p in far {
             assert_eq!(o.to_sim(p) + o.0, p);
         }
+    }
+
+    #[test]
+    fn the_frame_follows_cloth_that_travels_beyond_the_threshold() {
+        let o = BakeOrigin(Vec3::new(1000.0, 0.0, 0.0));
+        let near = [Vec3::new(15.0, 1.0, -3.0), Vec3::new(15.9, 1.5, -2.0)];
+        assert_eq!(o.follow(&near), None);
+        let gone = [Vec3::new(16.2, 1.0, -3.0), Vec3::new(17.0, 1.5, -2.0)];
+        assert_eq!(
+            o.follow(&gone),
+            Some(BakeOrigin(Vec3::new(1017.0, 0.0, 0.0)))
+        );
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub struct Checkpoint {
     /// The bake report's frame records so far.
     pub report_frames: Vec<FrameRecord>,
     pub state: State,
+    /// Where the state's frame (`src/bake_origin.rs`) is in the world (m); None in checkpoints of
+    /// earlier builds (the scene's starting frame, as the resumed bake then takes).
+    #[serde(default)]
+    pub simulation_origin: Option<[f32; 3]>,
     /// With the state inside frame `frame + 1`: what that frame did before the stop, so that the
     /// resumed bake reports the frame whole (substeps, rejections, CG iterations, stage and wall
     /// times). None at a frame boundary (and in checkpoints of earlier builds).

@@ -85,6 +85,7 @@ fn bench() -> &'static Mutex<Bench> {
             }],
             report_frames: Vec::new(),
             state: sim.state().clone(),
+            simulation_origin: Some([0.0; 3]),
             unfinished_frame: None,
         };
         let payload = serde_json::to_value(&ck).expect("JSON");

@@ -25,10 +25,12 @@ pub struct BakeReport {
     /// `"ic"`, `"amg"`, `"jacobi"`, or `"ic, amg from frame N"` when `auto` moved to AMG during
     /// the bake because an IC(0) solve did not converge.
     pub preconditioner: String,
-    /// Where the simulation frame's origin is in the world (m): zero, or on the axes where the
-    /// garments start farther than 16 m from the world origin, their centre in whole metres
-    /// (`src/bake_origin.rs`).
+    /// Where the simulation frame's origin is in the world (m) at the first frame this run
+    /// simulates: zero, or on the axes where the garments start farther than 16 m from the world
+    /// origin, their centre in whole metres (`src/bake_origin.rs`).
     pub simulation_origin: [f32; 3],
+    /// The frame following the cloth during this run: from `frame` on, its origin is `origin`.
+    pub simulation_origin_moves: Vec<OriginMove>,
     pub garments: Vec<GarmentRecord>,
     /// Collider names in the order of `frames[].colliders`.
     pub colliders: Vec<String>,
@@ -45,6 +47,15 @@ pub struct BakeReport {
     pub stage_totals: BakeStages,
     /// Substeps and CG iterations summed over the bake, and the rejected substeps by cause.
     pub substep_totals: SubstepTotals,
+}
+
+/// The simulation frame moved with the cloth ([`BakeReport::simulation_origin_moves`]).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct OriginMove {
+    /// The first frame simulated in the moved frame.
+    pub frame: i32,
+    /// The new origin in the world (m).
+    pub origin: [f32; 3],
 }
 
 /// The bake's substeps: what the step-size controller accepted, and what it rejected and why.

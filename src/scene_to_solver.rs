@@ -256,6 +256,12 @@ impl PinTargetBuffers {
         }
     }
 
+    /// From now on, targets in the simulation frame of `origin` (the frame moved between frames;
+    /// the targets of garments whose pins stay at rest move with the solver's state).
+    pub fn set_origin(&mut self, origin: BakeOrigin) {
+        self.origin = origin;
+    }
+
     /// Fills the targets for scene frame `frame` and returns them in `step_frame`'s form.
     pub fn at(&mut self, scene: &LoadedScene, frame: f32) -> Vec<Option<&[Vec3]>> {
         for (g, buf) in scene.garments.iter().zip(self.full.iter_mut()) {

@@ -11,6 +11,7 @@ use clothbake_io::{
 use clothbake_solver::{MovingCollider, SimError, Simulation};
 use glam::Vec3;
 
+use crate::bake_origin::BakeOrigin;
 use crate::bake_setup::PreparedBake;
 use crate::checkpoint::{self, Checkpoint, UnfinishedFrame};
 use crate::cli::{BakeArgs, FormatArg};
@@ -20,7 +21,7 @@ use crate::frame_records::{FrameRecords, Written};
 use crate::interrupt::Interrupt;
 use crate::preview::Preview;
 use crate::progress::Reporter;
-use crate::report::{BakeReport, FrameRecord, GarmentRecord, SubstepTotals};
+use crate::report::{BakeReport, FrameRecord, GarmentRecord, OriginMove, SubstepTotals};
 use crate::scene_to_solver::{collider_shape, shape_record, PinTargetBuffers};
 use crate::sim_failure;
 use crate::stage_times::{BakeStages, Lap};
@@ -73,7 +74,7 @@ fn bake(
     let PreparedBake {
         mut scene,
         mut sim,
-        origin,
+        mut origin,
     } = PreparedBake::load(&scene_path)?;
     let plan = plan(args, &scene, &scene_path)?;
     sim.set_stop_flag(interrupt.flag());
@@ -138,6 +139,16 @@ fn bake(
             }
             sim.restore_state(ck.state.clone(), ck.state_version)
                 .map_err(|e| CliError::Input(format!("{}: checkpoint: {e}", dir.display())))?;
+            // The frame the checkpoint's state is in (earlier builds: the scene's first one).
+            if let Some(o) = ck.simulation_origin {
+                if !o.iter().all(|c| c.is_finite()) {
+                    return Err(CliError::Input(format!(
+                        "{}: checkpoint: simulation_origin {o:?} is not finite",
+                        dir.display()
+                    )));
+                }
+                origin = BakeOrigin(Vec3::from_array(o));
+            }
             if let Some(u) = &ck.unfinished_frame {
                 sim.restore_unfinished_frame(u.report);
                 unfinished_seconds = u.seconds;
@@ -189,6 +200,7 @@ fn bake(
         threads,
         preconditioner: sim.settings().preconditioner.name().to_string(),
         simulation_origin: origin.0.to_array(),
+        simulation_origin_moves: Vec::new(),
         garments: scene
             .garments
             .iter()
@@ -238,8 +250,8 @@ fn bake(
     }
     let dt = 1.0 / scene.clock.fps;
     let mut pins = PinTargetBuffers::new(&scene, origin);
-    // Collider shapes in the simulation frame (the scene's are in the world).
-    let sim_shape = |s: &Shape| collider_shape(&origin.shape_to_sim(s));
+    // Collider shapes in the simulation frame of `o` (the scene's are in the world).
+    let sim_shape = |o: BakeOrigin, s: &Shape| collider_shape(&o.shape_to_sim(s));
     let mut shapes_start: Vec<Shape> = Vec::new();
     let mut shapes_end: Vec<Shape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
@@ -272,11 +284,21 @@ fn bake(
     );
     let save = |frame: i32,
                 sim: &Simulation,
+                origin: BakeOrigin,
                 writers: &mut [GarmentCacheWriter],
                 frames: &[FrameRecord],
                 seconds: f64| {
         stage.as_deref().map_or(Ok(()), |dir| {
-            save_checkpoint(dir, &fingerprint, frame, sim, writers, frames, seconds)
+            save_checkpoint(
+                dir,
+                &fingerprint,
+                frame,
+                sim,
+                origin,
+                writers,
+                frames,
+                seconds,
+            )
         })
     };
     let loop_started = Instant::now();
@@ -285,7 +307,7 @@ fn bake(
             // The last written frame gets its record and event before the bake stops.
             records.complete(false, reporter, &mut report);
             if let Some(dir) = &stage {
-                save(frame - 1, &sim, &mut writers, &report.frames, 0.0)?;
+                save(frame - 1, &sim, origin, &mut writers, &report.frames, 0.0)?;
                 return Err(CliError::Checkpointed {
                     frame: frame - 1,
                     dir: dir.clone(),
@@ -300,6 +322,19 @@ fn bake(
         let mut lap = Lap::start();
         let mut stages = BakeStages::default();
         let stats = if frame > first_simulated {
+            // Between frames, the simulation frame follows cloth that travelled far from its
+            // origin (src/bake_origin.rs).
+            let between = sim.state().clock.substep_pos == 0;
+            if let Some(moved) = origin.follow(&sim.state().x).filter(|_| between) {
+                sim.translate(origin.0 - moved.0)
+                    .map_err(|e| CliError::Simulation(e.to_string()))?;
+                origin = moved;
+                pins.set_origin(origin);
+                report.simulation_origin_moves.push(OriginMove {
+                    frame,
+                    origin: origin.0.to_array(),
+                });
+            }
             scene.colliders.shapes_at(frame as f32, &mut shapes_end);
             moving.clear();
             moving.extend(
@@ -307,8 +342,8 @@ fn bake(
                     .iter()
                     .zip(&shapes_end)
                     .map(|(a, b)| MovingCollider {
-                        start: sim_shape(a),
-                        end: sim_shape(b),
+                        start: sim_shape(origin, a),
+                        end: sim_shape(origin, b),
                     }),
             );
             let targets = pins.at(&scene, frame as f32);
@@ -327,7 +362,14 @@ fn bake(
                 Err(SimError::Stopped { .. }) if stage.is_some() => {
                     drop(targets);
                     let seconds = unfinished_seconds + frame_started.elapsed().as_secs_f64();
-                    save(frame - 1, &sim, &mut writers, &report.frames, seconds)?;
+                    save(
+                        frame - 1,
+                        &sim,
+                        origin,
+                        &mut writers,
+                        &report.frames,
+                        seconds,
+                    )?;
                     return Err(CliError::Checkpointed {
                         frame: frame - 1,
                         dir: stage.clone().unwrap_or_default(),
@@ -356,7 +398,7 @@ fn bake(
         if frame < plan.first {
             // Pre-roll (scene.preroll, or --frames starting later): simulated, not written.
             if checkpoint_due {
-                save(frame, &sim, &mut writers, &report.frames, 0.0)?;
+                save(frame, &sim, origin, &mut writers, &report.frames, 0.0)?;
             }
             continue;
         }
@@ -368,17 +410,18 @@ fn bake(
                 .map_err(|e| CliError::Output(e.to_string()))?;
         }
         if let Some(p) = &mut preview {
-            let shapes: Vec<Shape> = shapes_start
-                .iter()
-                .map(|s| origin.shape_to_sim(s))
-                .collect();
-            p.capture(frame, &sim.state().x, &shapes);
+            // In the world: the frames of one contact sheet may be simulated in different frames.
+            let x: Vec<Vec3> = sim.state().x.iter().map(|&p| p + origin.0).collect();
+            p.capture(frame, &x, &shapes_start);
         }
         stages.cache_writing = lap.lap();
         // Measured on copies of the simulated positions and the end-of-frame collider shapes:
         // beside the next frame's step, or now (before a checkpoint, or not `beside`), or after
         // the last frame.
-        records.copy_inputs(&sim.state().x, shapes_start.iter().map(sim_shape));
+        records.copy_inputs(
+            &sim.state().x,
+            shapes_start.iter().map(|s| sim_shape(origin, s)),
+        );
         stages.measurements = lap.lap();
         records.hold(Written {
             frame,
@@ -392,7 +435,7 @@ fn bake(
             records.complete(false, reporter, &mut report);
         }
         if checkpoint_due {
-            save(frame, &sim, &mut writers, &report.frames, 0.0)?;
+            save(frame, &sim, origin, &mut writers, &report.frames, 0.0)?;
         }
     }
     records.complete(false, reporter, &mut report);
@@ -403,7 +446,7 @@ fn bake(
         // a checkpoint at the last frame, so that the run continuing it only writes the caches
         // (a farm's time slice ends with 85 like every other one).
         if let Some(dir) = &stage {
-            save(plan.last, &sim, &mut writers, &report.frames, 0.0)?;
+            save(plan.last, &sim, origin, &mut writers, &report.frames, 0.0)?;
             return Err(CliError::Checkpointed {
                 frame: plan.last,
                 dir: dir.clone(),
@@ -477,11 +520,13 @@ fn bake(
 }
 
 /// Syncs every cache and writes a checkpoint after `frame` (see [`crate::checkpoint`]).
+#[allow(clippy::too_many_arguments)]
 fn save_checkpoint(
     dir: &Path,
     fingerprint: &str,
     frame: i32,
     sim: &Simulation,
+    origin: BakeOrigin,
     writers: &mut [GarmentCacheWriter],
     frames: &[FrameRecord],
     unfinished_seconds: f64,
@@ -501,6 +546,7 @@ fn save_checkpoint(
             caches,
             report_frames: frames.to_vec(),
             state: sim.state().clone(),
+            simulation_origin: Some(origin.0.to_array()),
             unfinished_frame: sim.unfinished_frame().map(|r| UnfinishedFrame {
                 report: *r,
                 seconds: unfinished_seconds,

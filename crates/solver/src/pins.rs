@@ -27,6 +27,13 @@ impl PinTargets {
         }
     }
 
+    /// Moves every target by `d` (m): a change of the simulation frame ([`crate::State::translate`]).
+    pub fn translate(&mut self, d: Vec3) {
+        for p in self.start.iter_mut().chain(self.end.iter_mut()) {
+            *p += d;
+        }
+    }
+
     /// Copies `other` without reallocating once sized.
     pub fn copy_from(&mut self, other: &PinTargets) {
         self.start.clone_from(&other.start);

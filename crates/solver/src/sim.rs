@@ -517,6 +517,15 @@ impl Simulation {
         Ok(())
     }
 
+    /// Moves the simulation frame by −`d` (m): every position of the state moves by `d`
+    /// ([`State::translate`]) and the workspace, which may hold positions of the old frame, is
+    /// rebuilt. A caller that keeps cloth far from its origin this way (f32 positions lose
+    /// resolution with distance) passes colliders and pin targets in the new frame from then on.
+    pub fn translate(&mut self, d: Vec3) -> Result<(), ModelError> {
+        self.state.translate(d);
+        self.rebuild_workspace()
+    }
+
     /// Drops the workspace and builds a new one (no effect on the result; frees nothing that is
     /// not rebuilt at once, so it is for tests and for callers that want to prove that).
     pub fn rebuild_workspace(&mut self) -> Result<(), ModelError> {

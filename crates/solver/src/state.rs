@@ -105,6 +105,18 @@ impl State {
         self.controller = other.controller;
     }
 
+    /// The same state in a frame moved by −`d` (m): every position (x, the BDF2 history's, the
+    /// pin targets) moves by `d`; velocities, contacts and the clock are unchanged. The forces
+    /// depend on positions only through their differences, so the motion is the same (each
+    /// position rounded once more). Collider shapes and pin targets passed afterwards must be in
+    /// the new frame too.
+    pub fn translate(&mut self, d: Vec3) {
+        for p in self.x.iter_mut().chain(self.prev_x.iter_mut()) {
+            *p += d;
+        }
+        self.pins.translate(d);
+    }
+
     /// Vertex count.
     pub fn len(&self) -> usize {
         self.x.len()
