@@ -40,14 +40,14 @@ from clothbake_testutil import (  # noqa: E402
 FAR = (700.0, -500.0, 0.0)
 
 
-def build_skirt(tmp_path, start=(0.0, 0.0, 0.0)):
-    """Walker (1.6 m over 48 frames from `start`) with pelvis sphere + thigh capsules on its bones; a
-    skirt skinned to it (Armature, then a Subdivision that must stay after the cache), pinned at the
-    waist."""
+def build_skirt(tmp_path, start=(0.0, 0.0, 0.0), distance=1.6):
+    """Walker (`distance` m over 48 frames from `start`) with pelvis sphere + thigh capsules on its
+    bones; a skirt skinned to it (Armature, then a Subdivision that must stay after the cache),
+    pinned at the waist."""
     scene = new_scene(tmp_path)
     s = scene.clothbake
     s.frame_start, s.frame_end, s.substeps = 1, 48, 4
-    rig = make_walker(scene, frames=(1, 48), start=start)
+    rig = make_walker(scene, frames=(1, 48), start=start, distance=distance)
     proxies = add_body_proxies(scene, rig)
     skirt = make_skirt(scene, rig)
     sub = skirt.modifiers.new("Subdivision", "SUBSURF")
@@ -136,12 +136,19 @@ def build_skirt_far(tmp_path):
     return build_skirt(tmp_path, start=FAR)
 
 
+def build_skirt_dash(tmp_path):
+    """The skirt on a walker that covers 40 m in the 48 frames (up to 20 m/s), so that the bake's
+    frame has to follow it twice (src/bake_origin.rs: beyond 16 m)."""
+    return build_skirt(tmp_path, distance=40.0)
+
+
 # The kinds whose garment is skinned (an Armature modifier before the cache).
-SKINNED = ("skirt", "skirt_far")
+SKINNED = ("skirt", "skirt_far", "skirt_dash")
 
 BUILDERS = {
     "skirt": build_skirt,
     "skirt_far": build_skirt_far,
+    "skirt_dash": build_skirt_dash,
     "skirt_on_bone": build_skirt_on_bone,
     "cape": build_cape,
     "shape_key": build_shape_key,
@@ -374,6 +381,12 @@ def test_character_bake_plays_back_exactly_and_stays_out_of_the_proxies(tmp_path
     # scene's (700, 500) on x and z (Y up), and the skirt's height is left alone.
     expected_origin = [FAR[0], 0.0, -FAR[1]] if kind == "skirt_far" else [0.0, 0.0, 0.0]
     assert report["simulation_origin"] == expected_origin
+    # The dash: the frame follows the skirt along the walk (Blender's -Y is the scene's +Z).
+    moves = [m["origin"] for m in report["simulation_origin_moves"]]
+    if kind == "skirt_dash":
+        assert len(moves) >= 2 and all(o[0] == 0.0 and o[1] == 0.0 and o[2] >= 16.0 for o in moves), moves
+    else:
+        assert moves == []
     _, simulated = read_pc2(tmp_path / "cli_world" / os.path.basename(cache_path))  # world, Blender axes (up = "z")
 
     thickness = garment.clothbake.thickness
