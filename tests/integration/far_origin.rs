@@ -3,7 +3,7 @@
 //! the solver's f32 positions keep the resolution they have near the origin; and the frame follows
 //! cloth that travels far during the bake.
 
-use clothbake_io::read_pc2;
+use clothbake_io::{read_pc2, Pc2Cache};
 use glam::Vec3;
 use serde_json::Value;
 
@@ -82,6 +82,31 @@ center = [{}, 0.4, {dz}]
     )
 }
 
+/// Bakes the scenes `near` and `far` into near/ and far/ with their reports; the two reports.
+fn bake_near_and_far(d: &Dir, near: &str, far: &str) -> (Value, Value) {
+    for (scene, out) in [(near, "near"), (far, "far")] {
+        let report = format!("{out}/report.json");
+        d.ok(&["bake", scene, "-o", out, "--report", &report]);
+    }
+    (report(d, "near"), report(d, "far"))
+}
+
+/// Asserts that far/sheet.pc2 is near/sheet.pc2 moved by (`dx`, 0, `dz`), each coordinate rounded
+/// once to its f32 neighbour; the near cache.
+fn assert_far_is_near_moved(d: &Dir, dx: f32, dz: f32) -> Pc2Cache {
+    let (a, b) = (
+        read_pc2(&d.path("near/sheet.pc2")).expect("near cache"),
+        read_pc2(&d.path("far/sheet.pc2")).expect("far cache"),
+    );
+    assert_eq!(a.frames.len(), b.frames.len());
+    for (fa, fb) in a.frames.iter().zip(&b.frames) {
+        for (p, q) in fa.iter().zip(fb) {
+            assert_eq!((q.x, q.y, q.z), (p.x + dx, p.y, p.z + dz), "{p} vs {q}");
+        }
+    }
+    a
+}
+
 fn report(d: &Dir, out: &str) -> Value {
     serde_json::from_slice(&std::fs::read(d.path(&format!("{out}/report.json"))).unwrap())
         .expect("report JSON")
@@ -94,17 +119,7 @@ fn a_shot_a_kilometre_away_bakes_the_same_motion_as_at_the_origin() {
     let (dx, dz) = (1024.0f32, -2048.0f32);
     d.write("near.toml", scene(0.0, 0.0));
     d.write("far.toml", scene(dx, dz));
-    for (scene, out) in [("near.toml", "near"), ("far.toml", "far")] {
-        d.ok(&[
-            "bake",
-            scene,
-            "-o",
-            out,
-            "--report",
-            &format!("{out}/report.json"),
-        ]);
-    }
-    let (near, far) = (report(&d, "near"), report(&d, "far"));
+    let (near, far) = bake_near_and_far(&d, "near.toml", "far.toml");
     assert_eq!(
         near["simulation_origin"],
         serde_json::json!([0.0, 0.0, 0.0])
@@ -127,20 +142,9 @@ fn a_shot_a_kilometre_away_bakes_the_same_motion_as_at_the_origin() {
         .map(|f| f["contacts"].as_u64().unwrap())
         .sum();
     assert!(contacts > 0, "the sheet never touched the sphere");
-    let (a, b) = (
-        read_pc2(&d.path("near/sheet.pc2")).expect("near cache"),
-        read_pc2(&d.path("far/sheet.pc2")).expect("far cache"),
-    );
+    let a = assert_far_is_near_moved(&d, dx, dz);
     assert_eq!(a.frames.len(), 17);
     assert!((a.frames[16][0].x - a.frames[0][0].x - 0.5).abs() < 1e-6);
-    // The far cache is the near one moved, each coordinate rounded once to its f32 neighbour.
-    for (fa, fb) in a.frames.iter().zip(&b.frames) {
-        for (p, q) in fa.iter().zip(fb) {
-            assert_eq!(q.x, p.x + dx, "{p} vs {q}");
-            assert_eq!(q.y, p.y, "{p} vs {q}");
-            assert_eq!(q.z, p.z + dz, "{p} vs {q}");
-        }
-    }
     // In the garment's own (keyed) frame, as the Blender add-on reads its caches, nothing of the
     // kilometre is left: the local caches are equal to the bit.
     for name in ["near", "far"] {
@@ -213,17 +217,7 @@ fn the_frame_follows_cloth_that_falls_hundreds_of_metres() {
     let (dx, dz) = (1024.0f32, -2048.0f32);
     let near = fall(&d, "near", 0.0, 0.0, 200);
     let far = fall(&d, "far", dx, dz, 200);
-    for (scene, out) in [(&near, "near"), (&far, "far")] {
-        d.ok(&[
-            "bake",
-            scene,
-            "-o",
-            out,
-            "--report",
-            &format!("{out}/report.json"),
-        ]);
-    }
-    let (rn, rf) = (report(&d, "near"), report(&d, "far"));
+    let (rn, rf) = bake_near_and_far(&d, &near, &far);
     // The frame moved down with the sheet, every 16–17 m, the far one's by the same metres.
     let moves = |r: &Value| {
         r["simulation_origin_moves"]
@@ -255,15 +249,7 @@ fn the_frame_follows_cloth_that_falls_hundreds_of_metres() {
     assert!(worst < 1e-4, "max strain {worst} after frame 100");
     // The far bake is the near one moved, to the bit.
     assert_eq!(rn["substep_totals"], rf["substep_totals"]);
-    let (a, b) = (
-        read_pc2(&d.path("near/sheet.pc2")).expect("near cache"),
-        read_pc2(&d.path("far/sheet.pc2")).expect("far cache"),
-    );
-    for (fa, fb) in a.frames.iter().zip(&b.frames) {
-        for (p, q) in fa.iter().zip(fb) {
-            assert_eq!((q.x, q.y, q.z), (p.x + dx, p.y, p.z + dz), "{p} vs {q}");
-        }
-    }
+    assert_far_is_near_moved(&d, dx, dz);
 }
 
 /// A far, falling shot stopped by SIGTERM (a checkpoint, after the frame has moved) and resumed
