@@ -6,8 +6,8 @@
 //! metres (garments, pin targets, colliders) changes no distance between them, and the caches get
 //! the origin added back (in f64, `clothbake_io::Garment::output_frame`). The frame follows the
 //! cloth between frames ([`BakeOrigin::follow`]), so a garment carried hundreds of metres within
-//! one bake stays near its origin too. Scenes near the origin are simulated in world coordinates, with the same
-//! bits as before the shift existed.
+//! one bake stays near its origin too. Scenes near the origin are simulated in world coordinates,
+//! with the same bits as before the shift existed.
 
 use clothbake_io::{LoadedScene, Shape};
 use glam::{DVec3, Vec3};

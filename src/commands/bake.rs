@@ -256,6 +256,8 @@ fn bake(
     let mut shapes_end: Vec<Shape> = Vec::new();
     let mut moving: Vec<MovingCollider> = Vec::new();
     let mut cache_frame: Vec<Vec3> = Vec::new();
+    // The simulated positions in the world, for the preview.
+    let mut world_x: Vec<Vec3> = Vec::new();
     // The simulation starts at the first simulated frame (frame_start − preroll), or after the
     // last frame a checkpoint holds.
     let first_simulated = scene.first_simulated_frame();
@@ -403,16 +405,17 @@ fn bake(
             continue;
         }
         for (g, (garment, writer)) in scene.garments.iter().zip(writers.iter_mut()).enumerate() {
-            let positions = sim.garment_positions(g);
-            garment.output_frame(positions, origin.0, frame, space, up, &mut cache_frame);
+            let x = sim.garment_positions(g);
+            garment.output_frame(x, origin.0, frame, space, up, &mut cache_frame);
             writer
                 .write_frame(&cache_frame)
                 .map_err(|e| CliError::Output(e.to_string()))?;
         }
         if let Some(p) = &mut preview {
             // In the world: the frames of one contact sheet may be simulated in different frames.
-            let x: Vec<Vec3> = sim.state().x.iter().map(|&p| p + origin.0).collect();
-            p.capture(frame, &x, &shapes_start);
+            world_x.clear();
+            world_x.extend(sim.state().x.iter().map(|&p| p + origin.0));
+            p.capture(frame, &world_x, &shapes_start);
         }
         stages.cache_writing = lap.lap();
         // Measured on copies of the simulated positions and the end-of-frame collider shapes:
