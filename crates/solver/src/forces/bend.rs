@@ -213,7 +213,8 @@ pub fn bend_gradient_wide(
     let t = theta_gradient(&geo);
     let g = t.g;
     let c = wrap_angle(geo.theta(t.e_len) - rest.angle);
-    let c_dot = g[0].dot(v[0]) + g[1].dot(v[1]) + g[2].dot(v[2]) + g[3].dot(v[3]);
+    // Ċ from the velocity differences (Σ_i ∂θ/∂x_i = 0): exactly zero in a uniform motion.
+    let c_dot = g[1].dot(v[1] - v[0]) + g[2].dot(v[2] - v[0]) + g[3].dot(v[3] - v[0]);
     Some(HingeGradient {
         grad: g,
         stiffness: k,
@@ -362,7 +363,7 @@ mod tests {
             let k = r(mat.bend) * rest.weight;
             let kd = r(mat.bend_damping) * k;
             let c = wrap_angle(theta - rest.angle);
-            let c_dot = g[0].dot(v[0]) + g[1].dot(v[1]) + g[2].dot(v[2]) + g[3].dot(v[3]);
+            let c_dot = g[1].dot(v[1] - v[0]) + g[2].dot(v[2] - v[0]) + g[3].dot(v[3] - v[0]);
             let scale: Real = -(k * c + kd * c_dot);
             for i in 0..4 {
                 assert_eq!(

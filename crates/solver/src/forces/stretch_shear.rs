@@ -30,9 +30,8 @@ pub fn stretch_shear(
 ) -> ElementForce<3> {
     let (al, be) = (&rest.du, &rest.dv);
     let (wu, wv) = rest.w_wide(&x.map(wide));
-    let v = [wide(v[0]), wide(v[1]), wide(v[2])];
-    let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
-    let wv_dot = v[0] * be[0] + v[1] * be[1] + v[2] * be[2];
+    // ẇ from the velocity differences, as w from the edges: exactly zero in a uniform motion.
+    let (wu_dot, wv_dot) = rest.w_wide(&v.map(wide));
     let a = rest.area;
     let damping = r(mat.stretch_damping);
     let ka_u = r(mat.stretch[0]) * a;
@@ -155,8 +154,9 @@ pub fn stretch_shear_system_wide(
     let (al, be) = (&rest.du, &rest.dv);
     let (wu, wv) = rest.w_wide(x);
     let stretch = positive_stretch(wu.length(), wv.length(), mat);
-    let wu_dot = v[0] * al[0] + v[1] * al[1] + v[2] * al[2];
-    let wv_dot = v[0] * be[0] + v[1] * be[1] + v[2] * be[2];
+    // ẇ = Σ_b α_b v_b from the differences v_b − v_0 (Σ_b α_b = 0), as w from the edges: a
+    // uniform motion gives exactly zero, whatever its speed ([`TriangleRest::w_wide`]).
+    let (wu_dot, wv_dot) = rest.w_wide(v);
     let a = rest.area;
     let damping = r(mat.stretch_damping);
     let ka_u = r(mat.stretch[0]) * a;
@@ -174,10 +174,15 @@ pub fn stretch_shear_system_wide(
     let c_s = wu.dot(wv);
     let c_s_dot = wv.dot(wu_dot) + wu.dot(wv_dot);
     let s_s = -(ka_s * c_s + kda_s * c_s_dot);
-    // Σ_b ∂f_a/∂x_b w_b = α_a k_x,u (Σ α_b w_b) + β_a k_x,v (Σ β_b w_b) − k a g_a (Σ g_b·w_b).
-    let kw_u = su.kx * (w[0] * al[0] + w[1] * al[1] + w[2] * al[2]);
-    let kw_v = sv.kx * (w[0] * be[0] + w[1] * be[1] + w[2] * be[2]);
-    let gw = ka_s * (gs[0].dot(w[0]) + gs[1].dot(w[1]) + gs[2].dot(w[2]));
+    // Σ_b ∂f_a/∂x_b w_b = α_a k_x,u (Σ α_b w_b) + β_a k_x,v (Σ β_b w_b) − k a g_a (Σ g_b·w_b),
+    // with Σ g_b·w_b = w_v·(Σ α_b w_b) + w_u·(Σ β_b w_b); the sums from the differences
+    // w_b − w_0, so a uniform w (cloth moving as a whole: h²·v0) adds exactly nothing. Summed
+    // term by term, the f32 rounding of α_b·h²v0 was a noise in b proportional to the speed: on a
+    // 65k-vertex sheet in free fall (small masses, so small b) it was a quarter of b.
+    let (aw, bw) = rest.w_wide(w);
+    let kw_u = su.kx * aw;
+    let kw_v = sv.kx * bw;
+    let gw = ka_s * (wv.dot(aw) + wu.dot(bw));
     let mut g = [V3A::ZERO; 3];
     for i in 0..3 {
         let f = su.dir * (su.s * al[i]) + sv.dir * (sv.s * be[i]) + gs[i] * s_s;
