@@ -74,6 +74,11 @@ pub struct BakeArgs {
     /// the scene's report goes next to the caches when -o is given.
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
+    /// List every attempted substep of each frame in the bake report (`tries`: length, rejection
+    /// cause, CG iterations, stretch, contacts, seconds), as the scene's [output]
+    /// report_substeps = true does: where a slow frame's time went.
+    #[arg(long)]
+    pub report_substeps: bool,
     /// Write the bake report as a self-contained HTML page with per-frame plots (substeps, CG
     /// iterations, max strain, contacts, self-contacts, time per stage) to FILE.
     #[arg(long, value_name = "FILE")]

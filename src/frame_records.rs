@@ -13,7 +13,7 @@ use clothbake_solver::{ColliderShape, FrameReport};
 use glam::Vec3;
 
 use crate::progress::{FrameEvent, Reporter};
-use crate::report::{BakeReport, FrameRecord, ShapeRecord};
+use crate::report::{BakeReport, FrameRecord, ShapeRecord, TryRecord};
 use crate::stage_times::BakeStages;
 
 /// A written frame whose record waits for its measurement.
@@ -27,6 +27,8 @@ pub struct Written {
     pub seconds: f64,
     /// Collider shapes at the end of the frame (only with `report_colliders`).
     pub colliders: Option<Vec<ShapeRecord>>,
+    /// Its attempted substeps (only with `report_substeps`).
+    pub tries: Option<Vec<TryRecord>>,
 }
 
 /// Completes the written frames' records, warnings and progress events, in frame order.
@@ -129,6 +131,7 @@ impl FrameRecords {
             unresolved: stats.map_or(0, |s| s.unresolved),
             explicit_vertices: stats.map_or(0, |s| s.explicit_vertices),
             colliders: w.colliders,
+            tries: w.tries,
             stages,
         };
         if rec.cg_failures > 0 {

@@ -1,10 +1,10 @@
 //! The bake report (JSON): per frame the wall time, substeps, CG iterations, max strain, contacts and
 //! the smallest cloth-to-collider distance, the wall time per stage; optionally the collider shapes, so anyone can check a cache
-//! against its colliders.
+//! against its colliders, and every attempted substep (where a slow frame's time went).
 
 use std::path::Path;
 
-use clothbake_solver::Rejections;
+use clothbake_solver::{RejectionCause, Rejections, SubstepReport};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
@@ -125,6 +125,46 @@ pub struct GarmentRecord {
     pub pinned: usize,
 }
 
+/// One attempted substep of a frame (the report's `tries`, with `report_substeps`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TryRecord {
+    /// Substep length (s).
+    pub h: f32,
+    /// Why the step-size controller rejected it (a key of `rejections`); null if accepted.
+    pub rejected: Option<String>,
+    /// CG iterations of its linear solve.
+    pub cg_iterations: u32,
+    /// The solve's final relative residual (null if not finite).
+    pub cg_residual: Option<f32>,
+    /// Largest triangle stretch at its start and end (dimensionless), and its strain jump, which
+    /// the controller compares with `strain_jump`.
+    pub start_stretch: f32,
+    pub max_stretch: f32,
+    pub strain_jump: f32,
+    /// Vertices held by collider contacts, and the cloth–cloth contacts handled.
+    pub contacts: u32,
+    pub self_contacts: u32,
+    /// Wall time of its stages (s).
+    pub seconds: f64,
+}
+
+impl TryRecord {
+    pub fn of(s: &SubstepReport) -> Self {
+        TryRecord {
+            h: s.h,
+            rejected: RejectionCause::of(s).map(|c| c.key().to_string()),
+            cg_iterations: s.cg.iterations,
+            cg_residual: s.cg.residual.is_finite().then_some(s.cg.residual),
+            start_stretch: s.start_strain,
+            max_stretch: s.max_stretch,
+            strain_jump: s.strain_jump,
+            contacts: s.contacts,
+            self_contacts: s.self_contacts,
+            seconds: s.times.total(),
+        }
+    }
+}
+
 /// One frame of the bake. The first record is the rest frame (`substeps` 0).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FrameRecord {
@@ -168,6 +208,10 @@ pub struct FrameRecord {
     /// Collider shapes at the end of the frame, world frame (only with `report_colliders`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colliders: Option<Vec<ShapeRecord>>,
+    /// Every substep the frame attempted, in order (only with `report_substeps`; a frame that a
+    /// checkpoint split lists those after the resume).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tries: Option<Vec<TryRecord>>,
     /// Wall time of this frame per stage (s); all zero but `cache_writing` and `measurements` for
     /// the rest frame.
     pub stages: BakeStages,

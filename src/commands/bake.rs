@@ -21,7 +21,7 @@ use crate::frame_records::{FrameRecords, Written};
 use crate::interrupt::Interrupt;
 use crate::preview::Preview;
 use crate::progress::Reporter;
-use crate::report::{BakeReport, FrameRecord, GarmentRecord, OriginMove, SubstepTotals};
+use crate::report::{BakeReport, FrameRecord, GarmentRecord, OriginMove, SubstepTotals, TryRecord};
 use crate::scene_to_solver::{collider_shape, shape_record, PinTargetBuffers};
 use crate::sim_failure;
 use crate::stage_times::{BakeStages, Lap};
@@ -223,6 +223,7 @@ fn bake(
         substep_totals: SubstepTotals::default(),
     };
     let report_colliders = scene.file.output.report_colliders;
+    let report_substeps = args.report_substeps || scene.file.output.report_substeps;
     let space = scene.file.output.space;
     let up = scene.file.output.up;
 
@@ -433,6 +434,12 @@ fn bake(
             seconds: std::mem::take(&mut unfinished_seconds)
                 + frame_started.elapsed().as_secs_f64(),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
+            // The solver keeps the tries of its last `step_frame`: this frame's (none for the
+            // rest frame, which steps nothing).
+            tries: report_substeps.then(|| match stats {
+                Some(_) => sim.substep_reports().iter().map(TryRecord::of).collect(),
+                None => Vec::new(),
+            }),
         });
         if checkpoint_due || !beside {
             records.complete(false, reporter, &mut report);

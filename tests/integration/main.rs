@@ -17,6 +17,7 @@ mod inspect;
 mod interrupt;
 mod json;
 mod preview;
+mod report_tries;
 mod resume;
 mod samples;
 mod self_collision;

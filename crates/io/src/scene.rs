@@ -391,6 +391,9 @@ pub struct OutputSpec {
     /// Include collider shapes per frame in the report.
     #[serde(default)]
     pub report_colliders: bool,
+    /// Include every attempted substep of each frame in the report.
+    #[serde(default)]
+    pub report_substeps: bool,
 }
 
 impl Default for OutputSpec {
@@ -402,6 +405,7 @@ impl Default for OutputSpec {
             up: Up::Y,
             report: None,
             report_colliders: false,
+            report_substeps: false,
         }
     }
 }

@@ -34,7 +34,7 @@ pub use integrator::Integrator;
 pub use linalg::Preconditioner;
 pub use material::Material;
 pub use model::{ForceModel, Friction, GarmentDesc, Model, Pin, RestShape};
-pub use report::{FrameReport, Rejection, Rejections, StageTimes, SubstepReport};
+pub use report::{FrameReport, Rejection, RejectionCause, Rejections, StageTimes, SubstepReport};
 pub use self_collision::SelfCollisionParams;
 pub use sim::{
     RestoreError, SimSettings, Simulation, DEFAULT_AIR_DAMPING, DEFAULT_CG_TOLERANCE,

@@ -131,15 +131,25 @@ pub struct Rejections {
     pub collision_work: u32,
 }
 
-impl Rejections {
-    /// Counts `s` under its cause (nothing if it was not rejected).
-    pub fn count(&mut self, s: &SubstepReport) {
-        let slot = match s.rejected {
-            None => return,
-            Some(Rejection::NonFiniteSolve | Rejection::NonFiniteState) => &mut self.non_finite,
-            Some(Rejection::CgNotConverged) => &mut self.cg_not_converged,
-            Some(Rejection::CollisionWork) => &mut self.collision_work,
-            Some(Rejection::StrainJump) => {
+/// A rejected substep's cause, as [`Rejections`] counts it: a strain jump charged to a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RejectionCause {
+    NonFinite,
+    CgNotConverged,
+    StrainJumpSolve,
+    StrainJumpColliders,
+    StrainJumpSelfCollision,
+    CollisionWork,
+}
+
+impl RejectionCause {
+    /// The cause of substep `s`; None if it was accepted.
+    pub fn of(s: &SubstepReport) -> Option<Self> {
+        Some(match s.rejected? {
+            Rejection::NonFiniteSolve | Rejection::NonFiniteState => Self::NonFinite,
+            Rejection::CgNotConverged => Self::CgNotConverged,
+            Rejection::CollisionWork => Self::CollisionWork,
+            Rejection::StrainJump => {
                 // Measured for every strain-jump rejection (step/mod.rs); absent, the solve.
                 let after_solve = s.solve_strain.unwrap_or(s.max_stretch);
                 let after_colliders = s.projected_strain.unwrap_or(after_solve);
@@ -147,13 +157,42 @@ impl Rejections {
                 let colliders = after_colliders - after_solve;
                 let cloth = s.max_stretch - after_colliders;
                 if cloth > solve.max(colliders) {
-                    &mut self.strain_jump_self_collision
+                    Self::StrainJumpSelfCollision
                 } else if colliders > solve {
-                    &mut self.strain_jump_colliders
+                    Self::StrainJumpColliders
                 } else {
-                    &mut self.strain_jump_solve
+                    Self::StrainJumpSolve
                 }
             }
+        })
+    }
+
+    /// The [`Rejections`] field that counts it (the name reports use).
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::NonFinite => "non_finite",
+            Self::CgNotConverged => "cg_not_converged",
+            Self::StrainJumpSolve => "strain_jump_solve",
+            Self::StrainJumpColliders => "strain_jump_colliders",
+            Self::StrainJumpSelfCollision => "strain_jump_self_collision",
+            Self::CollisionWork => "collision_work",
+        }
+    }
+}
+
+impl Rejections {
+    /// Counts `s` under its cause (nothing if it was not rejected).
+    pub fn count(&mut self, s: &SubstepReport) {
+        let Some(cause) = RejectionCause::of(s) else {
+            return;
+        };
+        let slot = match cause {
+            RejectionCause::NonFinite => &mut self.non_finite,
+            RejectionCause::CgNotConverged => &mut self.cg_not_converged,
+            RejectionCause::StrainJumpSolve => &mut self.strain_jump_solve,
+            RejectionCause::StrainJumpColliders => &mut self.strain_jump_colliders,
+            RejectionCause::StrainJumpSelfCollision => &mut self.strain_jump_self_collision,
+            RejectionCause::CollisionWork => &mut self.collision_work,
         };
         *slot += 1;
     }
