@@ -15,7 +15,7 @@ use clothbake_solver::{FrameReport, State, STATE_VERSION};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CliError, Result};
-use crate::report::FrameRecord;
+use crate::report::{FrameRecord, TryRecord};
 
 /// Exit code of a bake stopped by a signal after writing a checkpoint: rerun with `--resume`
 /// (HTCondor: `checkpoint_exit_code = 85`).
@@ -58,6 +58,10 @@ pub struct UnfinishedFrame {
     pub report: FrameReport,
     /// Wall time the frame had taken when it stopped (s).
     pub seconds: f64,
+    /// Its substeps attempted so far, for the report's `tries` (absent in checkpoints of earlier
+    /// builds).
+    #[serde(default)]
+    pub tries: Vec<TryRecord>,
 }
 
 /// The staging folder of a bake into `out_dir`.

@@ -209,7 +209,7 @@ pub struct FrameRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colliders: Option<Vec<ShapeRecord>>,
     /// Every substep the frame attempted, in order (only with `report_substeps`; a frame that a
-    /// checkpoint split lists those after the resume).
+    /// checkpoint split has its tries before the stop from the checkpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tries: Option<Vec<TryRecord>>,
     /// Wall time of this frame per stage (s); all zero but `cache_writing` and `measurements` for

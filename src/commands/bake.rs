@@ -100,6 +100,8 @@ fn bake(
     let resumed = resumed.map(|(ck, _)| ck);
     // Wall time the first frame took before the stop a checkpoint inside it was written at.
     let mut unfinished_seconds = 0.0;
+    // The tries of a frame a checkpoint split, made before the stop (the report's `tries`).
+    let mut unfinished_tries: Vec<TryRecord> = Vec::new();
     match (&stage, &resumed) {
         (Some(dir), None) => {
             if args.resume {
@@ -152,6 +154,7 @@ fn bake(
             if let Some(u) = &ck.unfinished_frame {
                 sim.restore_unfinished_frame(u.report);
                 unfinished_seconds = u.seconds;
+                unfinished_tries.clone_from(&u.tries);
             }
         }
         (None, _) => {}
@@ -290,7 +293,8 @@ fn bake(
                 origin: BakeOrigin,
                 writers: &mut [GarmentCacheWriter],
                 frames: &[FrameRecord],
-                seconds: f64| {
+                seconds: f64,
+                tries: &[TryRecord]| {
         stage.as_deref().map_or(Ok(()), |dir| {
             save_checkpoint(
                 dir,
@@ -301,6 +305,7 @@ fn bake(
                 writers,
                 frames,
                 seconds,
+                tries,
             )
         })
     };
@@ -310,7 +315,15 @@ fn bake(
             // The last written frame gets its record and event before the bake stops.
             records.complete(false, reporter, &mut report);
             if let Some(dir) = &stage {
-                save(frame - 1, &sim, origin, &mut writers, &report.frames, 0.0)?;
+                save(
+                    frame - 1,
+                    &sim,
+                    origin,
+                    &mut writers,
+                    &report.frames,
+                    0.0,
+                    &[],
+                )?;
                 return Err(CliError::Checkpointed {
                     frame: frame - 1,
                     dir: dir.clone(),
@@ -365,6 +378,10 @@ fn bake(
                 Err(SimError::Stopped { .. }) if stage.is_some() => {
                     drop(targets);
                     let seconds = unfinished_seconds + frame_started.elapsed().as_secs_f64();
+                    // The frame's tries so far: those before an earlier stop, then this run's.
+                    let tries: Vec<TryRecord> = (unfinished_tries.iter().cloned())
+                        .chain(sim.substep_reports().iter().map(TryRecord::of))
+                        .collect();
                     save(
                         frame - 1,
                         &sim,
@@ -372,6 +389,7 @@ fn bake(
                         &mut writers,
                         &report.frames,
                         seconds,
+                        &tries,
                     )?;
                     return Err(CliError::Checkpointed {
                         frame: frame - 1,
@@ -393,6 +411,8 @@ fn bake(
         } else {
             None
         };
+        // The tries a checkpoint's stop left of this frame (now stepped whole).
+        let before = std::mem::take(&mut unfinished_tries);
         let checkpoint_due = args.checkpoint_every.is_some_and(|n| {
             frame > first_simulated
                 && (frame - first_simulated) % n as i32 == 0
@@ -401,7 +421,7 @@ fn bake(
         if frame < plan.first {
             // Pre-roll (scene.preroll, or --frames starting later): simulated, not written.
             if checkpoint_due {
-                save(frame, &sim, origin, &mut writers, &report.frames, 0.0)?;
+                save(frame, &sim, origin, &mut writers, &report.frames, 0.0, &[])?;
             }
             continue;
         }
@@ -434,10 +454,12 @@ fn bake(
             seconds: std::mem::take(&mut unfinished_seconds)
                 + frame_started.elapsed().as_secs_f64(),
             colliders: report_colliders.then(|| shapes_start.iter().map(shape_record).collect()),
-            // The solver keeps the tries of its last `step_frame`: this frame's (none for the
-            // rest frame, which steps nothing).
+            // The solver keeps the tries of its last `step_frame`: this frame's, after those
+            // made before a checkpoint split it (none for the rest frame, which steps nothing).
             tries: report_substeps.then(|| match stats {
-                Some(_) => sim.substep_reports().iter().map(TryRecord::of).collect(),
+                Some(_) => (before.into_iter())
+                    .chain(sim.substep_reports().iter().map(TryRecord::of))
+                    .collect(),
                 None => Vec::new(),
             }),
         });
@@ -445,7 +467,7 @@ fn bake(
             records.complete(false, reporter, &mut report);
         }
         if checkpoint_due {
-            save(frame, &sim, origin, &mut writers, &report.frames, 0.0)?;
+            save(frame, &sim, origin, &mut writers, &report.frames, 0.0, &[])?;
         }
     }
     records.complete(false, reporter, &mut report);
@@ -456,7 +478,15 @@ fn bake(
         // a checkpoint at the last frame, so that the run continuing it only writes the caches
         // (a farm's time slice ends with 85 like every other one).
         if let Some(dir) = &stage {
-            save(plan.last, &sim, origin, &mut writers, &report.frames, 0.0)?;
+            save(
+                plan.last,
+                &sim,
+                origin,
+                &mut writers,
+                &report.frames,
+                0.0,
+                &[],
+            )?;
             return Err(CliError::Checkpointed {
                 frame: plan.last,
                 dir: dir.clone(),
@@ -540,6 +570,7 @@ fn save_checkpoint(
     writers: &mut [GarmentCacheWriter],
     frames: &[FrameRecord],
     unfinished_seconds: f64,
+    unfinished_tries: &[TryRecord],
 ) -> Result<()> {
     let caches = writers
         .iter_mut()
@@ -560,6 +591,7 @@ fn save_checkpoint(
             unfinished_frame: sim.unfinished_frame().map(|r| UnfinishedFrame {
                 report: *r,
                 seconds: unfinished_seconds,
+                tries: unfinished_tries.to_vec(),
             }),
         },
     )
