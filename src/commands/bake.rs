@@ -293,8 +293,7 @@ fn bake(
                 origin: BakeOrigin,
                 writers: &mut [GarmentCacheWriter],
                 frames: &[FrameRecord],
-                seconds: f64,
-                tries: &[TryRecord]| {
+                unfinished: Option<(f64, Vec<TryRecord>)>| {
         stage.as_deref().map_or(Ok(()), |dir| {
             save_checkpoint(
                 dir,
@@ -304,8 +303,7 @@ fn bake(
                 origin,
                 writers,
                 frames,
-                seconds,
-                tries,
+                unfinished,
             )
         })
     };
@@ -315,15 +313,7 @@ fn bake(
             // The last written frame gets its record and event before the bake stops.
             records.complete(false, reporter, &mut report);
             if let Some(dir) = &stage {
-                save(
-                    frame - 1,
-                    &sim,
-                    origin,
-                    &mut writers,
-                    &report.frames,
-                    0.0,
-                    &[],
-                )?;
+                save(frame - 1, &sim, origin, &mut writers, &report.frames, None)?;
                 return Err(CliError::Checkpointed {
                     frame: frame - 1,
                     dir: dir.clone(),
@@ -388,8 +378,7 @@ fn bake(
                         origin,
                         &mut writers,
                         &report.frames,
-                        seconds,
-                        &tries,
+                        Some((seconds, tries)),
                     )?;
                     return Err(CliError::Checkpointed {
                         frame: frame - 1,
@@ -421,7 +410,7 @@ fn bake(
         if frame < plan.first {
             // Pre-roll (scene.preroll, or --frames starting later): simulated, not written.
             if checkpoint_due {
-                save(frame, &sim, origin, &mut writers, &report.frames, 0.0, &[])?;
+                save(frame, &sim, origin, &mut writers, &report.frames, None)?;
             }
             continue;
         }
@@ -467,7 +456,7 @@ fn bake(
             records.complete(false, reporter, &mut report);
         }
         if checkpoint_due {
-            save(frame, &sim, origin, &mut writers, &report.frames, 0.0, &[])?;
+            save(frame, &sim, origin, &mut writers, &report.frames, None)?;
         }
     }
     records.complete(false, reporter, &mut report);
@@ -478,15 +467,7 @@ fn bake(
         // a checkpoint at the last frame, so that the run continuing it only writes the caches
         // (a farm's time slice ends with 85 like every other one).
         if let Some(dir) = &stage {
-            save(
-                plan.last,
-                &sim,
-                origin,
-                &mut writers,
-                &report.frames,
-                0.0,
-                &[],
-            )?;
+            save(plan.last, &sim, origin, &mut writers, &report.frames, None)?;
             return Err(CliError::Checkpointed {
                 frame: plan.last,
                 dir: dir.clone(),
@@ -559,7 +540,8 @@ fn bake(
     Ok(())
 }
 
-/// Syncs every cache and writes a checkpoint after `frame` (see [`crate::checkpoint`]).
+/// Syncs every cache and writes a checkpoint after `frame` (see [`crate::checkpoint`]); `unfinished`:
+/// the wall time (s) and the tries so far of a frame stopped between its substeps.
 #[allow(clippy::too_many_arguments)]
 fn save_checkpoint(
     dir: &Path,
@@ -569,8 +551,7 @@ fn save_checkpoint(
     origin: BakeOrigin,
     writers: &mut [GarmentCacheWriter],
     frames: &[FrameRecord],
-    unfinished_seconds: f64,
-    unfinished_tries: &[TryRecord],
+    unfinished: Option<(f64, Vec<TryRecord>)>,
 ) -> Result<()> {
     let caches = writers
         .iter_mut()
@@ -588,11 +569,13 @@ fn save_checkpoint(
             report_frames: frames.to_vec(),
             state: sim.state().clone(),
             simulation_origin: Some(origin.0.to_array()),
-            unfinished_frame: sim.unfinished_frame().map(|r| UnfinishedFrame {
-                report: *r,
-                seconds: unfinished_seconds,
-                tries: unfinished_tries.to_vec(),
-            }),
+            unfinished_frame: sim.unfinished_frame().zip(unfinished).map(
+                |(r, (seconds, tries))| UnfinishedFrame {
+                    report: *r,
+                    seconds,
+                    tries,
+                },
+            ),
         },
     )
 }
