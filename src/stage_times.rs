@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use clothbake_solver::linalg::SolveTimes;
 use clothbake_solver::self_collision::SelfCollisionTimes;
 use clothbake_solver::StageTimes;
 use serde::{Deserialize, Serialize};
@@ -17,6 +18,11 @@ pub struct BakeStages {
     pub forces: f64,
     /// Solver: the MPCG linear solve.
     pub linear_solve: f64,
+    /// Where the linear solve's time went: the preconditioner's set-up, the deflation's coarse
+    /// system, the start (norms, first residual) and the CG iterations (0 under Kang's
+    /// integrator). Laps inside `linear_solve`.
+    #[serde(default)]
+    pub linear_solve_parts: SolveTimes,
     /// Solver: body (collider) contact detection, constraints and projection.
     pub body_collisions: f64,
     /// Solver: cloth–cloth collision (on the step's critical path).
@@ -94,6 +100,7 @@ impl BakeStages {
     pub fn add_solver(&mut self, t: &StageTimes) {
         self.forces += t.assemble;
         self.linear_solve += t.solve;
+        self.linear_solve_parts.add(&t.solve_parts);
         self.body_collisions += t.collide;
         self.self_collision += t.self_collide;
         self.self_collision_ahead += t.self_ahead;
@@ -105,6 +112,7 @@ impl BakeStages {
         self.animation += o.animation;
         self.forces += o.forces;
         self.linear_solve += o.linear_solve;
+        self.linear_solve_parts.add(&o.linear_solve_parts);
         self.body_collisions += o.body_collisions;
         self.self_collision += o.self_collision;
         self.self_collision_ahead += o.self_collision_ahead;
@@ -119,13 +127,24 @@ impl BakeStages {
     }
 
     /// The human summary: one line per stage with seconds and percent of the staged total, the
-    /// parts of self-collision indented under it when it ran.
+    /// parts of the linear solve and of self-collision indented under them when they ran.
     pub fn summary(&self) -> String {
         let total = self.total();
         let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
         let mut out = format!("time per stage ({total:.2} s in stages):\n");
         for (name, s) in self.entries() {
             out.push_str(&format!("  {name:<16}{s:>9.3} s {:>5.1} %\n", pct(s)));
+            let lsp = &self.linear_solve_parts;
+            if name == "linear_solve" && lsp.total() > 0.0 {
+                for (part, p) in [
+                    ("preconditioner", lsp.preconditioner),
+                    ("coarse", lsp.coarse),
+                    ("start", lsp.start),
+                    ("iterations", lsp.iterations),
+                ] {
+                    out.push_str(&format!("    {part:<14}{p:>9.3} s {:>5.1} %\n", pct(p)));
+                }
+            }
             if name == "self_collision" && s > 0.0 {
                 for (part, p) in self.self_collision_parts.entries() {
                     out.push_str(&format!("    {part:<14}{p:>9.3} s {:>5.1} %\n", pct(p)));
@@ -172,6 +191,12 @@ mod tests {
         b.add_solver(&StageTimes {
             assemble: 3.0,
             solve: 4.0,
+            solve_parts: SolveTimes {
+                preconditioner: 0.5,
+                coarse: 0.25,
+                start: 0.75,
+                iterations: 2.0,
+            },
             collide: 5.0,
             self_collide: 6.0,
             other: 7.0,
@@ -195,6 +220,8 @@ mod tests {
         sum.add(&b);
         assert_eq!(sum.total(), 56.0);
         assert_eq!(sum.linear_solve, 8.0);
+        assert_eq!(sum.linear_solve_parts.iterations, 4.0);
+        assert_eq!(sum.linear_solve_parts.total(), 7.0);
         assert_eq!(sum.self_collision_parts.broad_phase, 4.0);
         assert_eq!(sum.self_collision_parts.impact_zones, 1.0);
         assert_eq!(sum.self_collision_ahead, 2.5);
@@ -204,7 +231,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("  linear_solve        8.000 s  14.3 %\n"),
+            text.contains(
+                "  linear_solve        8.000 s  14.3 %\n    preconditioner    1.000 s   1.8 %\n    \
+                 coarse            0.500 s   0.9 %\n    start             1.500 s   2.7 %\n    \
+                 iterations        4.000 s   7.1 %\n  body_collisions"
+            ),
             "{text}"
         );
         assert!(

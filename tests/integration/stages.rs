@@ -19,6 +19,8 @@ const STAGES: [&str; 8] = [
 
 const SELF_PARTS: [&str; 4] = ["broad_phase", "proximity", "ccd", "impact_zones"];
 
+const SOLVE_PARTS: [&str; 4] = ["preconditioner", "coarse", "start", "iterations"];
+
 fn stage_sum(stages: &Value) -> f64 {
     STAGES
         .iter()
@@ -39,7 +41,7 @@ fn report_has_stage_times_per_frame_that_add_up() {
     let mut totals = [0.0f64; 8];
     for f in frames {
         let st = &f["stages"];
-        assert_eq!(st.as_object().map(|o| o.len()), Some(10), "{st}");
+        assert_eq!(st.as_object().map(|o| o.len()), Some(11), "{st}");
         for (i, k) in STAGES.iter().enumerate() {
             let v = st[k]
                 .as_f64()
@@ -69,6 +71,26 @@ fn report_has_stage_times_per_frame_that_add_up() {
             "{st}"
         );
         assert_eq!(parts > 0.0, self_collision > 0.0, "{st}");
+        // The linear solve's parts are laps inside its time; a frame that iterated spent time
+        // in the preconditioner and in the iterations.
+        let solve_part = |k: &str| {
+            let v = st["linear_solve_parts"][k].as_f64();
+            v.unwrap_or_else(|| panic!("linear_solve_parts.{k} missing: {st}"))
+        };
+        let solve_parts: f64 = SOLVE_PARTS.iter().map(|k| solve_part(k)).sum();
+        let linear_solve = st["linear_solve"].as_f64().unwrap();
+        assert!(
+            SOLVE_PARTS.iter().all(|k| solve_part(k) >= 0.0) && solve_parts <= linear_solve + 1e-9,
+            "{st}"
+        );
+        if f["cg_iterations"].as_u64().unwrap() > 0 {
+            assert!(
+                solve_part("preconditioner") > 0.0 && solve_part("iterations") > 0.0,
+                "{st}"
+            );
+            // Only bookkeeping between the laps is left out.
+            assert!(solve_parts >= 0.5 * linear_solve, "{st}");
+        }
     }
     // The rest frame runs no solver; every simulated frame does (sheet: self-collision on).
     let rest = &frames[0]["stages"];
@@ -115,6 +137,17 @@ fn report_has_stage_times_per_frame_that_add_up() {
             (v - totals[i]).abs() <= 1e-9 * (1.0 + v),
             "{k}: {v} vs {}",
             totals[i]
+        );
+    }
+    for k in SOLVE_PARTS {
+        let v = sum["linear_solve_parts"][k].as_f64().unwrap();
+        let frames_sum: f64 = frames
+            .iter()
+            .map(|f| f["stages"]["linear_solve_parts"][k].as_f64().unwrap())
+            .sum();
+        assert!(
+            (v - frames_sum).abs() <= 1e-9 * (1.0 + v),
+            "{k}: {v} vs {frames_sum}"
         );
     }
     // The `done` event carries the same totals.
@@ -181,16 +214,12 @@ fn human_bake_ends_with_a_stage_summary() {
         .iter()
         .position(|l| l.starts_with("time per stage ("))
         .unwrap_or_else(|| panic!("no summary:\n{}", r.stdout));
-    // The stages at two spaces, the parts of self-collision (the sample has it on) under it at four.
+    // The stages at two spaces; the parts of the linear solve and of self-collision (the sample
+    // has it on) under them at four.
     let rows: Vec<&str> = lines[at + 1..]
         .iter()
         .copied()
         .filter(|l| !l.starts_with("    "))
-        .collect();
-    let parts: Vec<&str> = lines[at + 1..]
-        .iter()
-        .copied()
-        .filter(|l| l.starts_with("    "))
         .collect();
     assert_eq!(rows.len(), 8, "{}", r.stdout);
     let mut percent = 0.0;
@@ -205,16 +234,26 @@ fn human_bake_ends_with_a_stage_summary() {
         (percent - 100.0).abs() < 0.5,
         "percentages sum to {percent}"
     );
-    let self_row = lines
-        .iter()
-        .position(|l| l.starts_with("  self_collision"))
-        .unwrap();
-    assert_eq!(
-        &lines[self_row + 1..self_row + 5],
-        &parts[..4],
-        "{}",
-        r.stdout
-    );
+    // The lines at four spaces after the stage `name`'s own line.
+    let parts_of = |name: &str| -> Vec<&str> {
+        let at = lines
+            .iter()
+            .position(|l| l.split_whitespace().next() == Some(name) && l.starts_with("  "))
+            .unwrap_or_else(|| panic!("no {name} row:\n{}", r.stdout));
+        lines[at + 1..]
+            .iter()
+            .copied()
+            .take_while(|l| l.starts_with("    "))
+            .collect()
+    };
+    let solve_parts = parts_of("linear_solve");
+    assert_eq!(solve_parts.len(), 4, "{}", r.stdout);
+    for (row, name) in solve_parts.iter().zip(SOLVE_PARTS) {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols.len(), 5, "{row}");
+        assert_eq!(cols[0], name);
+    }
+    let parts = parts_of("self_collision");
     // The sample's sheet is solved on one thread: its proximity work runs alongside the solve.
     assert!(
         parts.len() == 5 && parts[4].contains("ran alongside linear_solve"),

@@ -1,6 +1,6 @@
 //! What a frame (and each of its substeps) did: solver statistics, strain, contacts, stage times.
 
-use crate::linalg::CgResult;
+use crate::linalg::{CgResult, SolveTimes};
 use crate::self_collision::SelfCollisionTimes;
 
 /// Wall-clock seconds spent per stage.
@@ -10,6 +10,10 @@ pub struct StageTimes {
     pub assemble: f64,
     /// MPCG solve.
     pub solve: f64,
+    /// Wall time of the MPCG solves per phase (preconditioner, coarse system, start,
+    /// iterations): they add up to `solve` but for bookkeeping; all 0 under Kang's integrator
+    /// (its own fixed-iteration solve).
+    pub solve_parts: SolveTimes,
     /// Collider detection, constraint setup and post-solve projection.
     pub collide: f64,
     /// Cloth–cloth collision.
@@ -29,6 +33,7 @@ impl StageTimes {
     pub fn add(&mut self, o: &StageTimes) {
         self.assemble += o.assemble;
         self.solve += o.solve;
+        self.solve_parts.add(&o.solve_parts);
         self.collide += o.collide;
         self.self_collide += o.self_collide;
         self.other += o.other;

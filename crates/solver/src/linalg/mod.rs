@@ -10,8 +10,10 @@ pub mod ic_shift;
 pub mod incomplete_cholesky;
 pub mod mpcg;
 pub mod reduce;
+pub mod solve_times;
 
 pub use amg::Amg;
 pub use block_sparse::{BlockMatrix, BlockPattern};
 pub use incomplete_cholesky::IncompleteCholesky;
 pub use mpcg::{CgResult, CgSettings, Filter, Mpcg, Preconditioner, Problem};
+pub use solve_times::SolveTimes;

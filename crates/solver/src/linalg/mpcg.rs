@@ -10,8 +10,10 @@ use super::deflation::{Deflation, RangeSums, DEFLATE_FROM};
 use super::ic_shift::IC_SHIFTS;
 use super::incomplete_cholesky::{IncompleteCholesky, SPLIT_FROM};
 use super::reduce::{dot, for_each_indexed, for_each_indexed_if, Partials, CHUNK};
+use super::solve_times::SolveTimes;
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
+use std::time::Instant;
 
 /// Per-vertex filter S_i (eq. 5.1): which directions of the velocity change are free.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -380,11 +382,18 @@ pub struct Mpcg {
     deflation: Deflation,
     /// Per row range of the product: its part of Zᵀ·s' ([`Deflation::solve_restricted`]).
     restriction: RangeSums,
+    /// Wall time per phase of the last solve.
+    times: SolveTimes,
 }
 
 impl Mpcg {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Wall time per phase of the last [`Mpcg::solve`] (timing only: nothing else reads it).
+    pub fn times(&self) -> SolveTimes {
+        self.times
     }
 
     /// Solves S·A·x = S·b, (I−S)·x = (I−S)·z (eqs. 5.2). `x` holds the previous solution on entry (warm
@@ -411,6 +420,14 @@ impl Mpcg {
             rest,
         } = *problem;
         let n = b.len();
+        let mut clock = Instant::now();
+        let mut lap = || {
+            let now = Instant::now();
+            let s = (now - clock).as_secs_f64();
+            clock = now;
+            s
+        };
+        self.times = SolveTimes::default();
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
             v.resize(n, Vec3A::ZERO);
         }
@@ -431,9 +448,11 @@ impl Mpcg {
             && self.factor.kind == Preconditioner::IncompleteCholesky
             && n >= DEFLATE_FROM
             && super::deflation::worthwhile(filter, &a.pattern.pinned);
+        self.times.preconditioner = lap();
         if deflate {
             self.deflation.build(a, filter);
         }
+        self.times.coarse = lap();
         // Warm start: x = S x_prev + (I − S) z.
         for_each_indexed_if(par, x, |i, x| *x = filter[i].combine(*x, z[i]));
         // r and the preconditioner's vectors are in the factor's row order: row l is vertex
@@ -487,6 +506,7 @@ impl Mpcg {
             .norm(&mut self.s, &mut self.h, &mut self.partials);
         let delta0 = delta_b.max(delta_ref);
         if !delta0.is_finite() {
+            self.times.start = lap();
             return CgResult {
                 non_finite: true,
                 ic_shift,
@@ -495,6 +515,7 @@ impl Mpcg {
         }
         if delta_b == 0.0 {
             for_each_indexed_if(par, x, |i, x| *x = filter[i].combine(Vec3::ZERO, z[i]));
+            self.times.start = lap();
             return CgResult {
                 iterations: 0,
                 residual: 0.0,
@@ -523,6 +544,7 @@ impl Mpcg {
             .factor
             .delta(&mut self.r, None, None, &mut self.h, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
+        self.times.start = lap();
         let mut it = 0;
         // The smallest δ so far: the deflated recurrence guards against divergence below.
         let mut delta_min = delta;
@@ -697,6 +719,7 @@ impl Mpcg {
                 *x += alpha * Vec3::from(pi)
             });
         }
+        self.times.iterations = lap();
         let finite = delta.is_finite();
         CgResult {
             iterations: it,

@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::integrator::method::MIDPOINT_THETA;
 use crate::integrator::Integrator;
-use crate::linalg::{reduce, CgResult, CgSettings, Problem};
+use crate::linalg::{reduce, CgResult, CgSettings, Problem, SolveTimes};
 use crate::model::Model;
 use crate::report::StageTimes;
 use crate::self_collision::SelfCollisionTimes;
@@ -29,6 +29,8 @@ pub(crate) struct Solved {
     pub cg: CgResult,
     /// Wall time of the solve alone (s).
     seconds: f64,
+    /// The MPCG solves' time per phase (zero under Kang's integrator).
+    parts: SolveTimes,
     /// Per-part times of the proximity contacts found beside the solve, if they were.
     prepared: Option<SelfCollisionTimes>,
 }
@@ -38,6 +40,7 @@ impl Solved {
     /// the wait for the proximity contacts after the solve counts as cloth–cloth time.
     pub(crate) fn charge(&self, times: &mut StageTimes, joined: f64) {
         times.solve += self.seconds;
+        times.solve_parts.add(&self.parts);
         if let Some(prep) = &self.prepared {
             times.self_collide += (joined - self.seconds).max(0.0);
             times.self_ahead = prep.total();
@@ -73,6 +76,7 @@ pub(crate) fn run(
         return Solved {
             cg,
             seconds: clock.elapsed().as_secs_f64(),
+            parts: SolveTimes::default(),
             prepared: None,
         };
     }
@@ -83,10 +87,12 @@ pub(crate) fn run(
         ws.warm_dv.clone_from(&state.dv);
     }
     let (mut cg, mut seconds, prepared) = solve_once(model, settings, state, ws, h, ahead);
+    let mut parts = ws.cg.times();
     if deferred_damping && super::self_contact_damping::apply(model, settings, ws, h) > 0 {
         state.dv.copy_from_slice(&ws.warm_dv);
         let (again, more, _) = solve_once(model, settings, state, ws, h, false);
         (cg, seconds) = (again, seconds + more);
+        parts.add(&ws.cg.times());
     }
     // Once per call, from the solve that counts: whether the damping was deferred (and the
     // solve repeated) may depend on the workspace, the shift that holds for the system solved
@@ -100,6 +106,7 @@ pub(crate) fn run(
     Solved {
         cg,
         seconds,
+        parts,
         prepared,
     }
 }
