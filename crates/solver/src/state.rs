@@ -41,9 +41,9 @@ pub struct StepController {
     pub auto_preconditioner: crate::linalg::choice::AutoWatch,
     /// The diagonal shift IC(0) tries first ([`crate::linalg::ic_shift::ShiftMemory`]).
     pub ic_shift: crate::linalg::ic_shift::ShiftMemory,
-    /// The next IC(0) solve deflates the aggregates' translations
-    /// ([`crate::linalg::deflation::deflate_next`]). Absent from checkpoints written before it
-    /// existed: off.
+    /// The next IC(0) solves deflate the aggregates' translations (on from the first slow plain
+    /// solve, [`crate::linalg::deflation::deflate_next`]). Absent from checkpoints written before
+    /// it existed: off.
     #[serde(default)]
     pub deflate: bool,
 }

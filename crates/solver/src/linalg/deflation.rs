@@ -85,25 +85,29 @@ pub fn aggregate_size(n: usize) -> usize {
 }
 
 /// A plain IC(0) solve taking at least this many CG iterations switches the next solves to the
-/// deflated one, which stays on while it takes at least [`DEFLATE_STAY_FROM`].
+/// deflated one for the rest of the bake ([`deflate_next`]).
 pub const DEFLATE_FROM_ITERATIONS: u32 = 25;
-/// See [`DEFLATE_FROM_ITERATIONS`].
-pub const DEFLATE_STAY_FROM: u32 = 20;
 
 /// Whether the next solve deflates, after one that did (`deflated`) or did not take `iterations`
-/// CG iterations. Deflation costs a coarse setup per solve (about three IC(0) iterations) and
-/// about 20 % more per iteration (the coarse solve and the correction of the product, [`Deflation`]),
-/// so it pays only where it cuts the iterations by more than about a fifth to a third, where IC(0) alone is slow: the free-hanging garments (bpy skirt 53 →
-/// 33 iterations per substep, the rigged figure's skirt 48 → 30). Without [`worthwhile`] the
-/// 16k sheet on a sphere deflated its draping solves too: 163 (27) instead of 136 (20) substeps,
-/// 0.74× the speed; with it 1.02× (BENCHMARKS.md, "Deflation"). Part of the state
-/// (`StepController::deflate`), so a resumed bake deflates the same solves.
+/// CG iterations: from the first plain solve of [`DEFLATE_FROM_ITERATIONS`] or more on, every
+/// solve [`worthwhile`] allows. Deflation costs a coarse setup per solve (about two IC(0)
+/// iterations on the 5–10k-vertex garments) and 5–15 % more per iteration (the coarse solve and
+/// the corrections of the product, [`Deflation`]), so it pays only where IC(0) alone is slow:
+/// the free-hanging garments (bpy skirt 53 → 33 iterations per substep, the rigged figure's
+/// skirt 48 → 30). Without [`worthwhile`] the 16k sheet on a sphere deflated its draping solves
+/// too: 163 (27) instead of 136 (20) substeps, 0.74× the speed; with it 1.02× (BENCHMARKS.md,
+/// "Deflation").
+///
+/// Until 2026-11-27 a deflated solve of fewer than 20 iterations switched deflation off again;
+/// but a deflated solve is short because it deflates: on the character garments the first
+/// substep of each frame took 3–15 deflated iterations, the plain second one 40–77, which
+/// switched it back on, every frame (skirt-walk frame 5: 10, 65, 24, 21). Kept on, the CG
+/// iterations of the character exports fall by a quarter to a half (skirt-walk 4,920 → 3,388,
+/// cape-run 2,245 → 1,228, dress-walk 4,254 → 3,160, rigged figure 2,584 → 1,885; BENCHMARKS.md,
+/// "Deflation stays on"). Part of the state (`StepController::deflate`), so a resumed bake
+/// deflates the same solves.
 pub fn deflate_next(deflated: bool, iterations: u32) -> bool {
-    if deflated {
-        iterations >= DEFLATE_STAY_FROM
-    } else {
-        iterations >= DEFLATE_FROM_ITERATIONS
-    }
+    deflated || iterations >= DEFLATE_FROM_ITERATIONS
 }
 
 /// At most this fraction of the vertices that are not hard-pinned held by collider contacts
@@ -888,14 +892,14 @@ mod tests {
         assert!(diff < 0.01 * scale, "{diff} of {scale}");
     }
 
-    /// The per-solve rules: deflate after a slow plain solve, keep while it stays slow; not with
-    /// a tenth of the unpinned vertices held by contacts.
+    /// The per-solve rules: deflate from the first slow plain solve on, however fast the deflated
+    /// ones are; not with a tenth of the unpinned vertices held by contacts.
     #[test]
     fn deflation_is_used_where_it_pays() {
         assert!(!deflate_next(false, DEFLATE_FROM_ITERATIONS - 1));
         assert!(deflate_next(false, DEFLATE_FROM_ITERATIONS));
-        assert!(deflate_next(true, DEFLATE_STAY_FROM));
-        assert!(!deflate_next(true, DEFLATE_STAY_FROM - 1));
+        assert!(deflate_next(true, 0));
+        assert!(deflate_next(true, DEFLATE_FROM_ITERATIONS - 1));
         let plane = Filter::Plane(Vec3::Y);
         // 100 vertices, 20 pinned (fixed, not counted), 8 or 9 of the other 80 held.
         let mut filter = vec![Filter::Free; 100];
