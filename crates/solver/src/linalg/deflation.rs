@@ -32,7 +32,7 @@
 //! iterations per substep, one bake each, BENCHMARKS.md "Deflation"): skirt-walk 53.3 → 33.1,
 //! dress-walk 39.8 → 28.2, rigged figure 47.6 → 30.2; where the solves are cheap already (the
 //! 64×64 sheet draped on a sphere, 21 → 19 per substep with deflation on every solve) its cost
-//! outweighs the gain: [`deflate_next`] and [`worthwhile`] decide per solve.
+//! outweighs the gain: [`deflate_next`] decides when it starts.
 //!
 //! Aggregates: breadth-first groups of about [`aggregate_size`] vertices of the matrix graph,
 //! grown from seeds in vertex order (built once per pattern). E is factored every solve by an
@@ -59,8 +59,8 @@ const AGGREGATE: usize = 64;
 const MAX_AGGREGATES: usize = 64;
 
 /// From this many vertices on, aggregates of `AGGREGATE` vertices (up to
-/// `MAX_LARGE_AGGREGATES` of them), and every slow solve deflates whatever its contacts
-/// ([`worthwhile`]). On a large mesh 64 aggregates are too coarse to take the waves IC(0) leaves:
+/// `MAX_LARGE_AGGREGATES` of them). On a large mesh 64 aggregates are too coarse to take the
+/// waves IC(0) leaves:
 /// the 256×256 sheet on a sphere (65,536 vertices, 16 frames, one bake each) with 1,024
 /// aggregates of 64 vertices took 6,946 CG iterations in all, 4,118 ms per frame, against
 /// 10,811 and 5,602 ms with 1,024 aggregates and the contact rule, and 3,648 iterations of the
@@ -89,54 +89,26 @@ pub fn aggregate_size(n: usize) -> usize {
 pub const DEFLATE_FROM_ITERATIONS: u32 = 25;
 
 /// Whether the next solve deflates, after one that did (`deflated`) or did not take `iterations`
-/// CG iterations: from the first plain solve of [`DEFLATE_FROM_ITERATIONS`] or more on, every
-/// solve [`worthwhile`] allows. Deflation costs a coarse setup per solve (about two IC(0)
-/// iterations on the 5–10k-vertex garments) and 5–15 % more per iteration (the coarse solve and
-/// the corrections of the product, [`Deflation`]), so it pays only where IC(0) alone is slow:
-/// the free-hanging garments (bpy skirt 53 → 33 iterations per substep, the rigged figure's
-/// skirt 48 → 30). Without [`worthwhile`] the 16k sheet on a sphere deflated its draping solves
-/// too: 163 (27) instead of 136 (20) substeps, 0.74× the speed; with it 1.02× (BENCHMARKS.md,
-/// "Deflation").
+/// CG iterations: every solve from the first plain one of [`DEFLATE_FROM_ITERATIONS`] or more
+/// on. Deflation costs a coarse setup per solve (about two IC(0) iterations on the 5–10k-vertex
+/// garments) and 5–15 % more per iteration (the coarse solve and the corrections of the product,
+/// [`Deflation`]), so it waits until IC(0) alone is slow: the free-hanging garments (bpy skirt
+/// 53 → 33 iterations per substep, the rigged figure's skirt 48 → 30), and a sheet once it lands.
 ///
 /// Until 2026-11-27 a deflated solve of fewer than 20 iterations switched deflation off again;
 /// but a deflated solve is short because it deflates: on the character garments the first
 /// substep of each frame took 3–15 deflated iterations, the plain second one 40–77, which
-/// switched it back on, every frame (skirt-walk frame 5: 10, 65, 24, 21). Kept on, the CG
-/// iterations of the character exports fall by a quarter to a half (skirt-walk 4,920 → 3,388,
-/// cape-run 2,245 → 1,228, dress-walk 4,254 → 3,160, rigged figure 2,584 → 1,885; BENCHMARKS.md,
-/// "Deflation stays on"). Part of the state (`StepController::deflate`), so a resumed bake
-/// deflates the same solves.
+/// switched it back on, every frame (skirt-walk frame 5: 10, 65, 24, 21), and the 256² sheet
+/// cycled the same way in its contact frames. Kept on, the CG iterations fall by a quarter to a
+/// half (skirt-walk 4,920 → 3,388, cape-run 2,245 → 1,228, dress-walk 4,254 → 3,160, rigged
+/// figure 2,584 → 1,885, 256² sheet 2,676 → 1,540). A second rule kept deflation off while
+/// collider contacts held more than a tenth of the cloth (below [`LARGE_FROM`] vertices): with
+/// deflation cycling, the 16k sheet draped on a sphere was 0.74× as fast deflated; kept on it
+/// is faster (1,198 → 1,005 CG iterations, 0.91× the wall time over four tolerances), so that
+/// rule is gone too (BENCHMARKS.md, "Deflation stays on"). Part of the state
+/// (`StepController::deflate`), so a resumed bake deflates the same solves.
 pub fn deflate_next(deflated: bool, iterations: u32) -> bool {
     deflated || iterations >= DEFLATE_FROM_ITERATIONS
-}
-
-/// At most this fraction of the vertices that are not hard-pinned held by collider contacts
-/// (any filter but `Free`) for a solve to deflate.
-pub const MAX_CONTACT_FRACTION: f32 = 0.1;
-
-/// Whether deflation can pay on a system with these filters (`pinned`: the pattern's
-/// hard-pinned rows, [`super::BlockPattern::pinned`], empty for none): not where collider
-/// contacts hold a large part of the cloth (a sheet draped on a sphere: about a fifth of its
-/// vertices), whose long waves the contacts hold already (its draping frames: 21 → 19
-/// iterations per substep, while each deflated iteration costs about 40 % more). From
-/// [`LARGE_FROM`] vertices on always: the aggregates are small there, and the waves between them
-/// and the contacts' are IC(0)'s slow part.
-pub fn worthwhile(filter: &[Filter], pinned: &[bool]) -> bool {
-    if filter.len() >= LARGE_FROM {
-        return true;
-    }
-    let is_pinned = |i: usize| pinned.get(i).copied().unwrap_or(false);
-    let (mut free, mut held) = (0usize, 0usize);
-    for (i, f) in filter.iter().enumerate() {
-        if is_pinned(i) {
-            continue;
-        }
-        free += 1;
-        if *f != Filter::Free {
-            held += 1;
-        }
-    }
-    held as f32 <= MAX_CONTACT_FRACTION * free as f32
 }
 
 /// A relative pivot below this drops the coarse unknown.
@@ -892,35 +864,18 @@ mod tests {
         assert!(diff < 0.01 * scale, "{diff} of {scale}");
     }
 
-    /// The per-solve rules: deflate from the first slow plain solve on, however fast the deflated
-    /// ones are; not with a tenth of the unpinned vertices held by contacts.
+    /// The rule: deflate from the first slow plain solve on, however fast the deflated ones are.
     #[test]
-    fn deflation_is_used_where_it_pays() {
+    fn deflation_starts_at_a_slow_solve_and_stays() {
+        assert!(!deflate_next(false, 0));
         assert!(!deflate_next(false, DEFLATE_FROM_ITERATIONS - 1));
         assert!(deflate_next(false, DEFLATE_FROM_ITERATIONS));
         assert!(deflate_next(true, 0));
         assert!(deflate_next(true, DEFLATE_FROM_ITERATIONS - 1));
-        let plane = Filter::Plane(Vec3::Y);
-        // 100 vertices, 20 pinned (fixed, not counted), 8 or 9 of the other 80 held.
-        let mut filter = vec![Filter::Free; 100];
-        let mut pinned = vec![false; 100];
-        for i in 0..20 {
-            filter[i] = Filter::Fixed;
-            pinned[i] = true;
-        }
-        for f in filter.iter_mut().skip(20).take(8) {
-            *f = plane;
-        }
-        assert!(worthwhile(&filter, &pinned));
-        filter[28] = Filter::Fixed; // a sticking contact counts too
-        filter[29] = plane;
-        assert!(!worthwhile(&filter, &pinned));
-        // Without the pattern's pinned flags every fixed vertex counts as held.
-        assert!(!worthwhile(&filter, &[]));
     }
 
-    /// Large meshes take aggregates of 64 vertices (up to 2,048 of them) and deflate whatever
-    /// their contacts; smaller ones at most 64 aggregates.
+    /// Large meshes take aggregates of 64 vertices (up to 2,048 of them); smaller ones at most 64
+    /// aggregates.
     #[test]
     fn large_meshes_take_small_aggregates() {
         assert_eq!(aggregate_size(4096), 64);
@@ -932,10 +887,6 @@ mod tests {
         assert_eq!(aggregate_size(LARGE_FROM), 64);
         assert_eq!(aggregate_size(65_536), 64);
         assert_eq!(aggregate_size(1 << 20), 512);
-        let plane = Filter::Plane(Vec3::Y);
-        let held = vec![plane; LARGE_FROM];
-        assert!(worthwhile(&held, &[]));
-        assert!(!worthwhile(&held[..LARGE_FROM - 1], &[]));
     }
 
     /// A membrane above [`LARGE_FROM`] vertices (192×192, 576 aggregates): the deflated solve

@@ -446,8 +446,7 @@ impl Mpcg {
         let par = self.factor.par;
         let mut deflate = settings.deflation
             && self.factor.kind == Preconditioner::IncompleteCholesky
-            && n >= DEFLATE_FROM
-            && super::deflation::worthwhile(filter, &a.pattern.pinned);
+            && n >= DEFLATE_FROM;
         self.times.preconditioner = lap();
         if deflate {
             self.deflation.build(a, filter);
