@@ -136,12 +136,7 @@ impl BakeStages {
             out.push_str(&format!("  {name:<16}{s:>9.3} s {:>5.1} %\n", pct(s)));
             let lsp = &self.linear_solve_parts;
             if name == "linear_solve" && lsp.total() > 0.0 {
-                for (part, p) in [
-                    ("preconditioner", lsp.preconditioner),
-                    ("coarse", lsp.coarse),
-                    ("start", lsp.start),
-                    ("iterations", lsp.iterations),
-                ] {
+                for (part, p) in lsp.entries() {
                     out.push_str(&format!("    {part:<14}{p:>9.3} s {:>5.1} %\n", pct(p)));
                 }
             }

@@ -25,6 +25,7 @@ pub(crate) mod spinning_partner;
 pub mod spring_network;
 pub mod state;
 pub(crate) mod step;
+mod stopwatch;
 pub mod workspace;
 
 pub use collide::{ColliderShape, MovingCollider};

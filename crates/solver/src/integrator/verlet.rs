@@ -29,8 +29,6 @@
 //! shrinks with more iterations); no contact friction (the projection keeps the tangential
 //! motion). Serial Gauss–Seidel over edges: the result does not depend on the thread count.
 
-use std::time::Instant;
-
 use glam::{Mat2, Vec2, Vec3};
 use rayon::prelude::*;
 
@@ -42,7 +40,8 @@ use crate::pins::PinTargets;
 use crate::report::{StageTimes, SubstepReport};
 use crate::sim::SimSettings;
 use crate::state::State;
-use crate::step::{accept, body_contact, predict, self_collision, Lap, Substep};
+use crate::step::{accept, body_contact, predict, self_collision, Substep};
+use crate::stopwatch::Lap;
 use crate::workspace::Workspace;
 
 /// Default relaxation passes per substep (Vasilovici 2013 §4 satisfies each constraint 3 times;
@@ -141,7 +140,7 @@ pub(crate) fn substep(
     sub: Substep,
 ) -> Result<SubstepReport, SimError> {
     let mut times = StageTimes::default();
-    let mut clock = Lap(Instant::now());
+    let mut clock = Lap::start();
     let mut lap = |slot: &mut f64| clock.lap(slot);
     predict::run(state, ws, sub, settings.integrator);
     lap(&mut times.other);

@@ -11,9 +11,9 @@ use super::ic_shift::IC_SHIFTS;
 use super::incomplete_cholesky::{IncompleteCholesky, SPLIT_FROM};
 use super::reduce::{dot, for_each_indexed, for_each_indexed_if, Partials, CHUNK};
 use super::solve_times::SolveTimes;
+use crate::stopwatch::Lap;
 use glam::{Mat3, Mat3A, Vec3, Vec3A};
 use rayon::prelude::*;
-use std::time::Instant;
 
 /// Per-vertex filter S_i (eq. 5.1): which directions of the velocity change are free.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -420,13 +420,7 @@ impl Mpcg {
             rest,
         } = *problem;
         let n = b.len();
-        let mut clock = Instant::now();
-        let mut lap = || {
-            let now = Instant::now();
-            let s = (now - clock).as_secs_f64();
-            clock = now;
-            s
-        };
+        let mut lap = Lap::start();
         self.times = SolveTimes::default();
         for v in [&mut self.r, &mut self.p, &mut self.s, &mut self.h] {
             v.resize(n, Vec3A::ZERO);
@@ -447,11 +441,11 @@ impl Mpcg {
         let mut deflate = settings.deflation
             && self.factor.kind == Preconditioner::IncompleteCholesky
             && n >= DEFLATE_FROM;
-        self.times.preconditioner = lap();
+        lap.lap(&mut self.times.preconditioner);
         if deflate {
             self.deflation.build(a, filter);
         }
-        self.times.coarse = lap();
+        lap.lap(&mut self.times.coarse);
         // Warm start: x = S x_prev + (I − S) z.
         for_each_indexed_if(par, x, |i, x| *x = filter[i].combine(*x, z[i]));
         // r and the preconditioner's vectors are in the factor's row order: row l is vertex
@@ -505,7 +499,7 @@ impl Mpcg {
             .norm(&mut self.s, &mut self.h, &mut self.partials);
         let delta0 = delta_b.max(delta_ref);
         if !delta0.is_finite() {
-            self.times.start = lap();
+            lap.lap(&mut self.times.start);
             return CgResult {
                 non_finite: true,
                 ic_shift,
@@ -514,7 +508,7 @@ impl Mpcg {
         }
         if delta_b == 0.0 {
             for_each_indexed_if(par, x, |i, x| *x = filter[i].combine(Vec3::ZERO, z[i]));
-            self.times.start = lap();
+            lap.lap(&mut self.times.start);
             return CgResult {
                 iterations: 0,
                 residual: 0.0,
@@ -543,7 +537,7 @@ impl Mpcg {
             .factor
             .delta(&mut self.r, None, None, &mut self.h, &mut self.partials);
         let target = (settings.tolerance as f64).powi(2) * delta0;
-        self.times.start = lap();
+        lap.lap(&mut self.times.start);
         let mut it = 0;
         // The smallest δ so far: the deflated recurrence guards against divergence below.
         let mut delta_min = delta;
@@ -718,7 +712,7 @@ impl Mpcg {
                 *x += alpha * Vec3::from(pi)
             });
         }
-        self.times.iterations = lap();
+        lap.lap(&mut self.times.iterations);
         let finite = delta.is_finite();
         CgResult {
             iterations: it,

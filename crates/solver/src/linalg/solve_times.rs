@@ -31,4 +31,14 @@ impl SolveTimes {
     pub fn total(&self) -> f64 {
         self.preconditioner + self.coarse + self.start + self.iterations
     }
+
+    /// Phase names (as in the report) and values in order.
+    pub fn entries(&self) -> [(&'static str, f64); 4] {
+        [
+            ("preconditioner", self.preconditioner),
+            ("coarse", self.coarse),
+            ("start", self.start),
+            ("iterations", self.iterations),
+        ]
+    }
 }

@@ -44,6 +44,7 @@ pub use intersections::{count_intersections, count_intersections_serial, triangl
 pub use narrow::CCD_TOLERANCE_FRACTION;
 pub use topology::{SelfCollisionError, SelfCollisionParams, SelfCollisionTopology};
 
+use crate::stopwatch::Lap;
 use broad_phase::{BroadPhase, Mesh};
 use glam::Vec3;
 use impact_zones::ImpactZones;
@@ -51,7 +52,6 @@ use narrow::Narrow;
 use parallel::{par_gather, par_gather_with};
 use prepared::Prepared;
 use rayon::prelude::*;
-use std::time::Instant;
 
 /// Continuous-collision impulse iterations before falling back to impact zones (BFA02 §7.3).
 pub const MAX_CCD_ITERATIONS: u32 = 10;
@@ -139,22 +139,6 @@ impl SelfCollisionTimes {
 
     pub fn total(&self) -> f64 {
         self.broad_phase + self.proximity + self.ccd + self.impact_zones + self.other
-    }
-}
-
-/// Consecutive wall-clock laps, each added to a chosen slot.
-struct Lap(Instant);
-
-impl Lap {
-    fn start() -> Self {
-        Lap(Instant::now())
-    }
-
-    /// Adds the seconds since the last split to `slot`.
-    fn split(&mut self, slot: &mut f64) {
-        let now = Instant::now();
-        *slot += (now - self.0).as_secs_f64();
-        self.0 = now;
     }
 }
 
@@ -334,7 +318,7 @@ impl SelfCollision {
                 *x1 = *p + *u * h;
                 *d = displacement(*p, *x1);
             });
-        lap.split(&mut report.times.other);
+        lap.lap(&mut report.times.other);
         if prepared && self.prepared_cover_the_sweep() {
             // The prepared candidates (unswept boxes at x0, half a thickness wide) hold every
             // sweep with its tolerance: they serve continuous collision too, no second build.
@@ -351,7 +335,7 @@ impl SelfCollision {
         } else {
             self.build_candidates(x0, BOX_INFLATION);
         }
-        lap.split(&mut report.times.broad_phase);
+        lap.lap(&mut report.times.broad_phase);
 
         // 1. Proximity repulsion with friction (BFA02 §7.2), Gauss–Seidel in candidate order.
         if prepared {
@@ -371,16 +355,16 @@ impl SelfCollision {
             }
         }
 
-        lap.split(&mut report.times.proximity);
+        lap.lap(&mut report.times.proximity);
 
         // 2. Iterated continuous collision detection with inelastic impulses (BFA02 §7.3).
         self.next_generation();
         let mut all = true;
         loop {
             if rebuild {
-                lap.split(&mut report.times.ccd);
+                lap.lap(&mut report.times.ccd);
                 self.rebuild_candidates(x0, prepared);
-                lap.split(&mut report.times.broad_phase);
+                lap.lap(&mut report.times.broad_phase);
                 report.rebuilds += 1;
                 rebuild = false;
             }
@@ -388,7 +372,7 @@ impl SelfCollision {
             all = false;
             report.ccd_iterations += 1;
             if self.contacts.is_empty() {
-                lap.split(&mut report.times.ccd);
+                lap.lap(&mut report.times.ccd);
                 return report;
             }
             if report.ccd_iterations > MAX_CCD_ITERATIONS {
@@ -398,7 +382,7 @@ impl SelfCollision {
             if report.collisions > budget {
                 report.over_budget = true;
                 report.unresolved = self.contacts.len() as u32;
-                lap.split(&mut report.times.ccd);
+                lap.lap(&mut report.times.ccd);
                 return report;
             }
             self.next_generation();
@@ -414,7 +398,7 @@ impl SelfCollision {
         // 3. Fail-safe: rigid impact zones (BFA02 §7.4). Collisions inside a zone that cannot move
         //    rigidly (conflicting pins or body contacts) stay, and end the loop once no merge is
         //    left to try.
-        lap.split(&mut report.times.ccd);
+        lap.lap(&mut report.times.ccd);
         self.zones.reset(n);
         // The work bound counts the impulse passes' collisions and every zone pass's.
         let mut work = report.collisions;
@@ -445,16 +429,16 @@ impl SelfCollision {
                 rebuild |= self.moved(&[i], x0, v, h);
             }
             if rebuild {
-                lap.split(&mut report.times.impact_zones);
+                lap.lap(&mut report.times.impact_zones);
                 self.rebuild_candidates(x0, prepared);
-                lap.split(&mut report.times.broad_phase);
+                lap.lap(&mut report.times.broad_phase);
                 report.rebuilds += 1;
                 rebuild = false;
             }
             self.narrow_ccd(x0, false);
             report.zone_iterations += 1;
         }
-        lap.split(&mut report.times.impact_zones);
+        lap.lap(&mut report.times.impact_zones);
         report
     }
 

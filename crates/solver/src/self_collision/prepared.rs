@@ -7,9 +7,8 @@
 //! as when both come from one broad phase, so the result is the same to the bit.
 
 use super::contact::{Contact, NormalFrom};
-use super::{
-    narrow, Lap, SelfCollision, SelfCollisionParams, SelfCollisionTimes, PROXIMITY_INFLATION,
-};
+use super::{narrow, SelfCollision, SelfCollisionParams, SelfCollisionTimes, PROXIMITY_INFLATION};
+use crate::stopwatch::Lap;
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -60,9 +59,9 @@ impl SelfCollision {
         let mut lap = Lap::start();
         self.set_params(params);
         self.x1.copy_from_slice(x_pred);
-        lap.split(&mut times.other);
+        lap.lap(&mut times.other);
         self.build_candidates(x0, PROXIMITY_INFLATION);
-        lap.split(&mut times.broad_phase);
+        lap.lap(&mut times.broad_phase);
         self.narrow_proximity(x0);
         let p = &mut self.prepared;
         std::mem::swap(&mut p.contacts, &mut self.contacts);
@@ -73,7 +72,7 @@ impl SelfCollision {
         p.x0.clear();
         p.x0.extend_from_slice(x0);
         p.valid = true;
-        lap.split(&mut times.proximity);
+        lap.lap(&mut times.proximity);
         times
     }
 

@@ -30,7 +30,7 @@ pub(crate) mod self_collision;
 pub(crate) mod self_contact_damping;
 pub(crate) mod solve;
 
-use std::time::Instant;
+use crate::stopwatch::Lap;
 
 use crate::collide::MovingCollider;
 use crate::error::SimError;
@@ -55,17 +55,6 @@ pub(crate) struct Substep<'a> {
     pub colliders: &'a [MovingCollider],
 }
 
-/// Wall-clock stopwatch charging the time since the last lap to a stage.
-pub(crate) struct Lap(pub(crate) Instant);
-
-impl Lap {
-    pub(crate) fn lap(&mut self, slot: &mut f64) {
-        let now = Instant::now();
-        *slot += (now - self.0).as_secs_f64();
-        self.0 = now;
-    }
-}
-
 /// Runs one substep. On return `state` holds the end-of-substep positions and velocities (the
 /// clock, controller and contact memory are updated by [`accept`]), `ws.start` the start state.
 pub(crate) fn substep(
@@ -79,7 +68,7 @@ pub(crate) fn substep(
         return crate::integrator::verlet::substep(model, settings, state, ws, sub);
     }
     let mut times = StageTimes::default();
-    let mut lap = Lap(Instant::now());
+    let mut lap = Lap::start();
     predict::run(state, ws, sub, settings.integrator);
     lap.lap(&mut times.other);
 
