@@ -13,6 +13,7 @@ use byteorder::{BigEndian, ByteOrder};
 use glam::Vec3;
 
 use crate::atomic_file::AtomicFile;
+use crate::cache_size::{describe, expected_len};
 use crate::error::{IoError, Result};
 
 /// Streams an MDD file; the frame count is fixed up front because the time table precedes the
@@ -200,13 +201,9 @@ pub(crate) fn read_mdd_values(path: &Path, finite: bool) -> Result<MddCache> {
     }
     let (nf, np) = (nf as usize, np as usize);
     let data = 8 + 4 * nf;
-    // In u64 with checks: header counts up to 2³¹ each must not wrap into a plausible length.
-    let expected = (nf as u64)
-        .checked_mul(np as u64)
-        .and_then(|n| n.checked_mul(12))
-        .and_then(|n| n.checked_add(data as u64));
+    let expected = expected_len(data as u64, nf as u64, np as u64);
     if expected != Some(bytes.len() as u64) {
-        let need = expected.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+        let need = describe(expected);
         return Err(IoError::parse(
             path,
             "data",

@@ -13,6 +13,7 @@ use byteorder::{ByteOrder, LittleEndian};
 use glam::Vec3;
 
 use crate::atomic_file::AtomicFile;
+use crate::cache_size::{describe, expected_len};
 use crate::error::{IoError, Result};
 
 const MAGIC: &[u8; 12] = b"POINTCACHE2\0";
@@ -212,13 +213,9 @@ pub(crate) fn read_pc2_values(path: &Path, finite: bool) -> Result<Pc2Cache> {
         ));
     }
     let (num_points, samples) = (num_points as usize, samples as usize);
-    // In u64 with checks: header counts up to 2³¹ each must not wrap into a plausible length.
-    let expected = (samples as u64)
-        .checked_mul(num_points as u64)
-        .and_then(|n| n.checked_mul(12))
-        .and_then(|n| n.checked_add(HEADER_LEN as u64));
+    let expected = expected_len(HEADER_LEN as u64, samples as u64, num_points as u64);
     if expected != Some(bytes.len() as u64) {
-        let need = expected.map_or_else(|| "more than 2^64".to_string(), |n| n.to_string());
+        let need = describe(expected);
         return Err(IoError::parse(
             path,
             "data",

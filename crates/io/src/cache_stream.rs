@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use byteorder::{BigEndian, ByteOrder, LittleEndian};
 use glam::Vec3;
 
+use crate::cache_size::{describe, expected_len};
 use crate::error::{IoError, Result};
 use crate::obj_mesh::read_obj;
 use crate::scene::Up;
@@ -272,12 +273,15 @@ impl CacheStream {
                 format!("{ns} samples of 0 points"),
             ));
         }
-        let expected = 32 + ns as u64 * np as u64 * 12;
-        if len != expected {
+        let expected = expected_len(32, ns as u64, np as u64);
+        if expected != Some(len) {
             return Err(IoError::parse(
                 path,
                 "data",
-                format!("{len} bytes, but {ns} samples of {np} points need {expected}"),
+                format!(
+                    "{len} bytes, but {ns} samples of {np} points need {}",
+                    describe(expected)
+                ),
             ));
         }
         let mut s = Self::base(
@@ -318,12 +322,15 @@ impl CacheStream {
                 format!("negative counts ({nf} frames, {np} points)"),
             ));
         }
-        let expected = 8 + 4 * nf as u64 + nf as u64 * np as u64 * 12;
-        if len != expected {
+        let expected = expected_len(8 + 4 * nf as u64, nf as u64, np as u64);
+        if expected != Some(len) {
             return Err(IoError::parse(
                 path,
                 "data",
-                format!("{len} bytes, but {nf} frames of {np} points need {expected}"),
+                format!(
+                    "{len} bytes, but {nf} frames of {np} points need {}",
+                    describe(expected)
+                ),
             ));
         }
         let mut tb = vec![0u8; 4 * nf as usize];

@@ -43,35 +43,45 @@ pub(crate) fn read_values(path: &Path) -> Result<DriverValues> {
     })
 }
 
+/// A garment's driver file and how to read it.
+#[derive(Debug, Clone, Copy)]
+pub struct DriverSource<'a> {
+    /// The scene file and the field (`garment[i].driver`) that errors name.
+    pub scene: &'a Path,
+    pub field: &'a str,
+    /// The cache file (PC2, or MDD by extension).
+    pub path: &'a Path,
+    /// Source vertices of the garment's mesh: the points every sample must hold.
+    pub num_points: usize,
+    /// The file's axis convention.
+    pub up: Up,
+    /// Scene frame of sample 0.
+    pub frame_start: i32,
+    pub space: DriverSpace,
+}
+
 impl Driver {
-    /// Reads `path` (PC2 or MDD by extension) for a garment of `num_points` source vertices whose
-    /// file convention is `up`. Errors name `scene` and `field` (`garment[i].driver`), with the
-    /// sample and point of a bad value.
-    pub fn load(
-        scene: &Path,
-        field: &str,
-        path: &Path,
-        num_points: usize,
-        up: Up,
-        frame_start: i32,
-        space: DriverSpace,
-    ) -> Result<Self> {
-        Self::load_read(scene, field, path, num_points, up, frame_start, space, None)
+    /// Reads the driver `src` describes. Errors name its scene and field, with the sample and
+    /// point of a bad value.
+    pub fn load(src: &DriverSource) -> Result<Self> {
+        Self::load_read(src, None)
     }
 
     /// [`Self::load`] with the file's [`read_values`] already made (on another thread while the
     /// mesh loaded), if `read` is given: the same driver or the same error.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn load_read(
-        scene: &Path,
-        field: &str,
-        path: &Path,
-        num_points: usize,
-        up: Up,
-        frame_start: i32,
-        space: DriverSpace,
+        src: &DriverSource,
         read: Option<Result<DriverValues>>,
     ) -> Result<Self> {
+        let &DriverSource {
+            scene,
+            field,
+            path,
+            num_points,
+            up,
+            frame_start,
+            space,
+        } = src;
         if !path.is_file() {
             return Err(IoError::invalid(
                 scene,

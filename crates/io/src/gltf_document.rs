@@ -28,6 +28,18 @@ impl GltfDocument {
                 format!("not a GLB file (magic {magic:?}, expected \"glTF\")"),
             ));
         }
+        // The gltf crate (1.4) subtracts the 12-byte header from the header's length unchecked:
+        // a panic in a debug build, a wrap to a huge length otherwise.
+        if bytes.starts_with(b"glTF") && bytes.len() >= 12 {
+            let length = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+            if length < 12 {
+                return Err(IoError::parse(
+                    path,
+                    "header",
+                    format!("GLB header gives a total length of {length} bytes, less than the header's 12"),
+                ));
+            }
+        }
         let gltf = gltf::Gltf::from_slice_without_validation(&bytes)
             .map_err(|e| IoError::parse(path, "", describe(&e)))?;
         let gltf::Gltf { document, blob } = gltf;

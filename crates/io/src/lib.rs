@@ -12,6 +12,7 @@ pub mod axes;
 pub mod cache_mdd;
 pub mod cache_obj_seq;
 pub mod cache_pc2;
+mod cache_size;
 pub mod cache_stream;
 pub mod cache_usd;
 pub mod cache_writer;
@@ -52,7 +53,7 @@ pub use cache_writer::{CacheProgress, CacheTarget, CacheTiming, GarmentCacheWrit
 pub use checkpoint_file::{read_checkpoint, write_checkpoint};
 pub use clock::Clock;
 pub use colliders::Colliders;
-pub use driver::Driver;
+pub use driver::{Driver, DriverSource};
 pub use error::{ErrorKind, IoError, Result};
 pub use garment::Garment;
 pub use loaded_scene::{load_scene, LoadedScene};

@@ -10,7 +10,7 @@ use crate::axes::{obj_local_to_world, to_y_up};
 use crate::cache_writer::CacheTiming;
 use crate::clock::Clock;
 use crate::colliders::{Colliders, Track};
-use crate::driver::{read_values, Driver, DriverValues};
+use crate::driver::{read_values, Driver, DriverSource, DriverValues};
 use crate::error::{IoError, Result};
 use crate::garment::Garment;
 use crate::garment_motion::{GarmentMotion, Placement, Pose};
@@ -496,14 +496,17 @@ fn finish_garment(
     let pins = Pins::from_source(pairs, &welded.source_to_sim, stiffness, follow);
     let driver = match &g.driver {
         Some(path) => Some(Driver::load_read(
-            scene,
-            &format!("garment[{i}].driver"),
-            path,
-            n,
-            g.up,
-            g.driver_frame_start
-                .unwrap_or_else(|| preroll.first_simulated()),
-            g.driver_space,
+            &DriverSource {
+                scene,
+                field: &format!("garment[{i}].driver"),
+                path,
+                num_points: n,
+                up: g.up,
+                frame_start: g
+                    .driver_frame_start
+                    .unwrap_or_else(|| preroll.first_simulated()),
+                space: g.driver_space,
+            },
             driver_read.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))),
         )?),
         None => None,

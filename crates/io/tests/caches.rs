@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use clothbake_io::{
-    read_mdd, read_pc2, CacheTiming, Format, GarmentCacheWriter, MddWriter, ObjSeqWriter,
-    Pc2Writer, Up,
+    read_mdd, read_pc2, CacheStream, CacheTiming, Format, GarmentCacheWriter, MddWriter,
+    ObjSeqWriter, Pc2Writer, Up,
 };
 use glam::Vec3;
 
@@ -184,6 +184,46 @@ fn readers_reject_truncated_files() {
         .unwrap_err()
         .to_string()
         .contains("t.mdd: data: 12 bytes, but 1 frames of 1 points need 24"));
+}
+
+/// Headers claiming 2³¹ − 1 samples of 2³¹ − 1 points: their size overflows u64, which the
+/// readers (whole file and streaming) report instead of wrapping (or panicking in a debug build).
+#[test]
+fn readers_reject_counts_whose_size_overflows() {
+    let dir = tempfile::tempdir().unwrap();
+    let max = i32::MAX.to_le_bytes();
+    let mut pc2 = b"POINTCACHE2\0".to_vec();
+    pc2.extend_from_slice(&1i32.to_le_bytes());
+    pc2.extend_from_slice(&max);
+    pc2.extend_from_slice(&[0u8; 8]);
+    pc2.extend_from_slice(&max);
+    pc2.extend_from_slice(&[0u8; 12]);
+    let mut mdd = i32::MAX.to_be_bytes().to_vec();
+    mdd.extend_from_slice(&i32::MAX.to_be_bytes());
+    mdd.extend_from_slice(&[0u8; 16]);
+    for (name, bytes, what) in [
+        ("big.pc2", pc2, "2147483647 samples of 2147483647 points"),
+        ("big.mdd", mdd, "2147483647 frames of 2147483647 points"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let want = format!(
+            "{name}: data: {} bytes, but {what} need more than 2^64",
+            bytes.len()
+        );
+        let whole = if name.ends_with("pc2") {
+            read_pc2(&path).map(|_| ())
+        } else {
+            read_mdd(&path).map(|_| ())
+        };
+        let e = whole.unwrap_err().to_string();
+        assert!(e.contains(&want), "{e}");
+        let e = CacheStream::open(&path)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(&want), "{e}");
+    }
 }
 
 #[test]

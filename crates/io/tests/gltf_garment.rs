@@ -196,6 +196,18 @@ fn errors_name_the_file_and_the_element() {
     std::fs::write(d.join("t.glb"), &glb[..glb.len() - 10]).unwrap();
     let e = load(d, "t.glb").err().unwrap();
     assert!(e.contains("t.glb: truncated GLB"), "{e}");
+    // A header whose total length is shorter than the header itself (the gltf crate's
+    // unchecked subtraction: a panic in a debug build).
+    let mut short = glb.clone();
+    short[8..12].copy_from_slice(&4u32.to_le_bytes());
+    std::fs::write(d.join("s.glb"), &short).unwrap();
+    let e = load(d, "s.glb").err().unwrap();
+    assert!(
+        e.contains(
+            "s.glb: header: GLB header gives a total length of 4 bytes, less than the header's 12"
+        ),
+        "{e}"
+    );
 
     // Wrong accessor count: 7 UVs for 8 positions.
     let mut p = parts();
