@@ -289,11 +289,16 @@ impl Gather<'_> {
                     let m = self.az[s];
                     for r in 0..3 {
                         let row = 3 * g + r;
-                        let base = self.env_ptr[row] as usize - self.first[row] as usize - offset;
+                        // Row `row` of the envelope holds columns first[row]..=row from
+                        // env_ptr[row] on (the blocks' columns are never before first[row]).
+                        let (base, first) = (
+                            self.env_ptr[row] as usize - offset,
+                            self.first[row] as usize,
+                        );
                         for c in 0..3 {
                             let col = 3 * b + c;
                             if col <= row {
-                                l[base + col] += m.col(c)[r] as f64;
+                                l[base + col - first] += m.col(c)[r] as f64;
                             }
                         }
                     }
