@@ -46,8 +46,9 @@ pub(crate) fn read_values(path: &Path) -> Result<DriverValues> {
 /// A garment's driver file and how to read it.
 #[derive(Debug, Clone, Copy)]
 pub struct DriverSource<'a> {
-    /// The scene file and the field (`garment[i].driver`) that errors name.
+    /// The scene file errors name.
     pub scene: &'a Path,
+    /// The field errors name (`garment[i].driver`).
     pub field: &'a str,
     /// The cache file (PC2, or MDD by extension).
     pub path: &'a Path,
@@ -57,6 +58,7 @@ pub struct DriverSource<'a> {
     pub up: Up,
     /// Scene frame of sample 0.
     pub frame_start: i32,
+    /// World positions, or mesh-local ones carried by the garment's local frame.
     pub space: DriverSpace,
 }
 
