@@ -18,7 +18,13 @@ Blender collides with a UV sphere of 32 segments and 16 rings inscribed in it, w
 to 5.8 mm inside it.
 
     python3 benches/blender_compare.py [--frames 48] [--resolution 64] [--bin target/release/clothbake]
-        [--before OTHER_BINARY] [--self-collision off|on|both] [--perturb K]
+        [--before OTHER_BINARY] [--self-collision off|on|both] [--runs N] [--perturb K]
+
+With `--runs N` (default 3), Blender and clothbake bake each case N times, alternating (Blender,
+then `--before` if given, then `--bin`), and the tables give the median of each with the range of
+the N runs in brackets; the ratio is the medians'. One bake of the same bits varies by ±20 % on
+these shared machines (the 128x128 sheet: 126 to 186 ms/frame in four runs back to back), and the
+first bake after Blender's is often among the slowest, so one pair is not a measurement.
 
 With `--before`, a second clothbake binary (e.g. built from an earlier commit) bakes the same scenes in
 the same run, right before `--bin`, and a second table gives both and their ratio.
@@ -250,6 +256,23 @@ def clothbake_ms_per_frame(
         return frame_loop_seconds(data) * 1000.0 / n, cpu * 1000.0 / n, summary
 
 
+def median_run(runs: list) -> tuple:
+    """The run of median wall time among `runs` ((wall, CPU, details) each), with the median CPU
+    time and both ranges: (wall, CPU, details, (wall min, wall max), (CPU min, CPU max))."""
+    walls = sorted(run[0] for run in runs)
+    cpus = sorted(run[1] for run in runs)
+    middle = sorted(runs, key=lambda run: run[0])[(len(runs) - 1) // 2]
+    median = lambda values: (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2.0  # noqa: E731
+    return (median(walls), median(cpus), middle[2], (walls[0], walls[-1]), (cpus[0], cpus[-1]))
+
+
+def timing_cell(run: tuple) -> str:
+    """`wall (CPU)` ms/frame of a [`median_run`], with the wall range when there were several runs."""
+    wall, cpu, _, (low, high), _ = run
+    spread = f" [{low:.1f}–{high:.1f}]" if high > low else ""
+    return f"{wall:.1f}{spread} ({cpu:.1f})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=48)
@@ -260,11 +283,16 @@ def main() -> int:
     parser.add_argument("--before", help="an earlier clothbake binary to time in the same run")
     parser.add_argument("--self-collision", choices=("off", "on", "both"), default="both",
                         help="the cases to bake (Blender with self-collision takes 25x longer)")
+    parser.add_argument("--runs", type=int, default=3, metavar="N",
+                        help="bakes per program and case, Blender and clothbake alternating; "
+                        "the tables give medians and ranges")
     parser.add_argument("--perturb", type=int, default=0, metavar="K",
                         help="K more bakes of --bin per case with the CG tolerance 0.5-3 %% off")
     args = parser.parse_args()
     if not 0 <= args.perturb <= len(PERTURBATIONS):
         parser.error(f"--perturb takes 0 to {len(PERTURBATIONS)}")
+    if args.runs < 1:
+        parser.error("--runs takes 1 or more")
     commit = subprocess.run(
         ["git", "-C", str(REPO), "describe", "--always", "--dirty"], capture_output=True, text=True
     ).stdout.strip()
@@ -272,13 +300,16 @@ def main() -> int:
     rows = []
     modes = {"off": (False,), "on": (True,), "both": (False, True)}[args.self_collision]
     for self_collision in modes:
-        blender = blender_ms_per_frame(args.resolution, args.frames, self_collision)
-        before = (
-            clothbake_ms_per_frame(args.before, args.resolution, args.frames, self_collision)
-            if args.before
-            else None
-        )
-        ours = clothbake_ms_per_frame(args.bin, args.resolution, args.frames, self_collision)
+        blender_runs, before_runs, our_runs = [], [], []
+        for _ in range(args.runs):
+            blender_runs.append(blender_ms_per_frame(args.resolution, args.frames, self_collision))
+            if args.before:
+                before_runs.append(
+                    clothbake_ms_per_frame(args.before, args.resolution, args.frames, self_collision)
+                )
+            our_runs.append(clothbake_ms_per_frame(args.bin, args.resolution, args.frames, self_collision))
+        blender, ours = median_run(blender_runs), median_run(our_runs)
+        before = median_run(before_runs) if args.before else None
         perturbed = [
             clothbake_ms_per_frame(
                 args.bin, args.resolution, args.frames, self_collision,
@@ -289,14 +320,16 @@ def main() -> int:
         rows.append((self_collision, blender, ours, before, perturbed))
     load_after = os.getloadavg()
     n = args.resolution
-    print(f"{n}x{n} sheet on a sphere, 5 substeps/frame, {args.frames} frames, {os.cpu_count()} cores")
+    print(f"{n}x{n} sheet on a sphere, 5 substeps/frame, {args.frames} frames, {os.cpu_count()} cores, "
+          f"{args.runs} alternating run(s) per program: median (range)")
     print(f"commit {commit}; load average (1/5/15 min) before {load_before}, after {load_after}")
     print("| self-collision | Blender 4.5 ms/frame wall (CPU) | clothbake ms/frame wall (CPU) "
           "| Blender / clothbake wall (CPU) |")
     print("|---|---:|---:|---:|")
-    for self_collision, (b_wall, b_cpu, _), (o_wall, o_cpu, _), _, _ in rows:
+    for self_collision, blender, ours, _, _ in rows:
+        (b_wall, b_cpu), (o_wall, o_cpu) = blender[:2], ours[:2]
         print(
-            f"| {'on' if self_collision else 'off'} | {b_wall:.1f} ({b_cpu:.1f}) | {o_wall:.1f} ({o_cpu:.1f}) "
+            f"| {'on' if self_collision else 'off'} | {timing_cell(blender)} | {timing_cell(ours)} "
             f"| {b_wall / o_wall:.1f}x ({b_cpu / o_cpu:.1f}x) |"
         )
     if args.before:
@@ -304,10 +337,11 @@ def main() -> int:
         print("| self-collision | before ms/frame wall (CPU) | after ms/frame wall (CPU) "
               "| before / after wall (CPU) | Blender / before wall (CPU) |")
         print("|---|---:|---:|---:|---:|")
-        for self_collision, (b_wall, b_cpu, _), (o_wall, o_cpu, _), (p_wall, p_cpu, _), _ in rows:
+        for self_collision, (b_wall, b_cpu, *_), ours, before, _ in rows:
+            (o_wall, o_cpu), (p_wall, p_cpu) = ours[:2], before[:2]
             print(
-                f"| {'on' if self_collision else 'off'} | {p_wall:.1f} ({p_cpu:.1f}) "
-                f"| {o_wall:.1f} ({o_cpu:.1f}) | {p_wall / o_wall:.2f}x ({p_cpu / o_cpu:.2f}x) "
+                f"| {'on' if self_collision else 'off'} | {timing_cell(before)} "
+                f"| {timing_cell(ours)} | {p_wall / o_wall:.2f}x ({p_cpu / o_cpu:.2f}x) "
                 f"| {b_wall / p_wall:.1f}x ({b_cpu / p_cpu:.1f}x) |"
             )
     if args.perturb:
@@ -316,7 +350,7 @@ def main() -> int:
         print("| self-collision | clothbake ms/frame wall | Blender / clothbake wall "
               "| substeps | rejected | CG iterations / accepted substep |")
         print("|---|---:|---:|---:|---:|---:|")
-        for self_collision, (b_wall, _, _), _, _, perturbed in rows:
+        for self_collision, (b_wall, *_), _, _, perturbed in rows:
             walls = [run[0] for run in perturbed]
             ratios = [b_wall / w for w in walls]
             sub = [run[2]["substeps"] for run in perturbed]

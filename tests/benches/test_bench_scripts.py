@@ -82,6 +82,35 @@ def test_the_frame_loop_time_is_the_reports_field_or_the_frames_sum_without_it()
     assert blender_compare.frame_loop_seconds(data) == data["frame_loop_seconds"]
 
 
+def test_alternating_runs_report_medians_and_ranges():
+    runs = [(120.0, 240.0, {"id": 0}), (90.0, 200.0, {"id": 1}), (150.0, 210.0, {"id": 2})]
+    wall, cpu, details, walls, cpus = blender_compare.median_run(runs)
+    assert (wall, cpu, details["id"], walls, cpus) == (120.0, 210.0, 0, (90.0, 150.0), (200.0, 240.0))
+    assert blender_compare.timing_cell((wall, cpu, details, walls, cpus)) == "120.0 [90.0–150.0] (210.0)"
+    # An even count: the middle two's mean; one run: no range.
+    wall, *_ = blender_compare.median_run(runs[:2])
+    assert wall == 105.0
+    assert blender_compare.timing_cell(blender_compare.median_run(runs[:1])) == "120.0 (240.0)"
+
+
+def test_the_comparison_runs_in_real_blender_alternating(tmp_path):
+    """The whole script at a tiny size: Blender 4.5 (bpy) and the binary alternate, twice each."""
+    pytest.importorskip("bpy")
+    env = dict(os.environ, CLOTHBAKE_BIN=BIN)
+    r = subprocess.run(
+        [sys.executable, str(BENCHES / "blender_compare.py"), "--frames", "3", "--resolution", "6",
+         "--self-collision", "off", "--runs", "2"],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "2 alternating run(s) per program: median (range)" in r.stdout
+    row = next(line for line in r.stdout.splitlines() if line.startswith("| off | ") and "x (" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert float(cells[1].split()[0]) > 0 and float(cells[2].split()[0]) > 0
+    assert cells[3].endswith("x)")
+    assert "| off | Blender 4.5 |" in r.stdout and "| off | clothbake |" in r.stdout
+
+
 def test_the_sheet_quality_measures_known_answers():
     n = 5
     edges = blender_compare.grid_edges(n)
