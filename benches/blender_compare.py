@@ -23,8 +23,8 @@ to 5.8 mm inside it.
 With `--runs N` (default 3), Blender and clothbake bake each case N times, alternating (Blender,
 then `--before` if given, then `--bin`), and the tables give the median of each with the range of
 the N runs in brackets; the ratio is the medians'. One bake of the same bits varies by ±20 % on
-these shared machines (the 128x128 sheet: 126 to 186 ms/frame in four runs back to back), and the
-first bake after Blender's is often among the slowest, so one pair is not a measurement.
+these shared machines (the 128x128 sheet: 126 to 186 ms/frame in four runs back to back), so one
+pair is not a measurement.
 
 With `--before`, a second clothbake binary (e.g. built from an earlier commit) bakes the same scenes in
 the same run, right before `--bin`, and a second table gives both and their ratio.
