@@ -5,8 +5,8 @@ Blender 4.5, and the converter's peak memory at 100 and 500 frames (streaming).
 
 Needs a release build (CLOTHBAKE_BIN or target/release/clothbake), usd-core and bpy 4.5. The cache is
 synthetic (a GRID×GRID sheet waving; the writer does not care where the floats come from): a PC2
-written here, converted to .usda by `clothbake convert` (the bake's own USD writer), and to .usdc by
-pxr (Sdf.Layer.Export of the same layer). Each reader opens the file and reads the points of every
+written here, converted to .usda and to .usdc by `clothbake convert` (the bake's own streamed USD
+writers), and to .usdc by pxr (Sdf.Layer.Export of the usda layer) for comparison. Each reader opens the file and reads the points of every
 time code; Blender imports it (wm.usd_import, Mesh Sequence Cache) and evaluates every frame.
 """
 
@@ -117,15 +117,18 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         n = write_inputs(d, grid, a.frames)
-        usda, usdc = d / "sheet.usda", d / "sheet.usdc"
-        t0 = time.perf_counter()
-        subprocess.run([BIN, "convert", d / "sheet.pc2", usda, "--mesh", d / "sheet.obj"], check=True, capture_output=True)
-        write_usda = time.perf_counter() - t0
-        exp = child(PXR_EXPORT, usda, usdc)
+        usda, usdc, pxr_usdc = d / "sheet.usda", d / "sheet.usdc", d / "pxr.usdc"
+        write = {}
+        for path in (usda, usdc):
+            t0 = time.perf_counter()
+            subprocess.run([BIN, "convert", d / "sheet.pc2", path, "--mesh", d / "sheet.obj"], check=True, capture_output=True)
+            write[path.suffix] = time.perf_counter() - t0
+        exp = child(PXR_EXPORT, usda, pxr_usdc)
         print(f"{n} points x {a.frames} frames")
-        print(f"write: clothbake usda {write_usda:.3f} s (convert from PC2, streamed); "
-              f"pxr usdc export {exp['export_s']:.3f} s (after parsing the usda in {exp['parse_s']:.3f} s)")
-        for name, path in (("usda", usda), ("usdc", usdc)):
+        print(f"write (convert from PC2, streamed, process wall time): clothbake usda {write['.usda']:.3f} s, "
+              f"usdc {write['.usdc']:.3f} s; pxr usdc export {exp['export_s']:.3f} s (after parsing the usda in "
+              f"{exp['parse_s']:.3f} s)")
+        for name, path in (("usda (clothbake)", usda), ("usdc (clothbake)", usdc), ("usdc (pxr)", pxr_usdc)):
             size = path.stat().st_size
             px = child(PXR_LOAD, path)
             bl = child(BLENDER_LOAD, path)

@@ -82,6 +82,7 @@ fn bench() -> &'static Mutex<Bench> {
                 pc2_bytes: Some(32 + 3 * 12 * 25),
                 mdd_bytes: None,
                 usd_bytes: None,
+                usdc_bytes: None,
             }],
             report_frames: Vec::new(),
             state: sim.state().clone(),

@@ -230,6 +230,9 @@ pub enum FormatArg {
     /// USD layer <garment>.usda: a UsdGeomMesh with time-sampled points (pxr, Blender, Houdini,
     /// Maya, Omniverse).
     Usd,
+    /// The same USD layer in the binary crate format, <garment>.usdc: a third of the size, opened
+    /// without parsing text.
+    Usdc,
 }
 
 /// An inclusive frame range `A..B` (also accepts `A..=B` and `A-B`).

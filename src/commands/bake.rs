@@ -597,6 +597,7 @@ fn plan(args: &BakeArgs, scene: &LoadedScene, scene_path: &Path) -> Result<Plan>
                     FormatArg::Mdd => Format::Mdd,
                     FormatArg::Obj => Format::Obj,
                     FormatArg::Usd => Format::Usd,
+                    FormatArg::Usdc => Format::Usdc,
                 };
                 if !f.contains(&x) {
                     f.push(x);

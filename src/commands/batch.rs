@@ -497,6 +497,7 @@ impl FormatArg {
             FormatArg::Mdd => "mdd",
             FormatArg::Obj => "obj",
             FormatArg::Usd => "usd",
+            FormatArg::Usdc => "usdc",
         }
     }
 }

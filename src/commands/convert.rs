@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use clothbake_io::cache_obj_seq::ObjSeqWriter;
 use clothbake_io::cache_stream::obj_sequence_parts;
+use clothbake_io::cache_usdc::UsdcWriter;
 use clothbake_io::gltf_document::GltfDocument;
 use clothbake_io::gltf_mesh::read_mesh_node;
 use clothbake_io::obj_mesh::read_obj;
@@ -25,6 +26,7 @@ enum Target {
     Pc2(PathBuf),
     Mdd(PathBuf),
     Usd(PathBuf),
+    Usdc(PathBuf),
     /// Folder and garment name of `<name>.<frame:04>.obj` files.
     Obj(PathBuf, String),
 }
@@ -40,6 +42,7 @@ enum Writer {
     Pc2(Pc2Writer),
     Mdd(MddWriter),
     Usd(UsdWriter),
+    Usdc(UsdcWriter),
     Obj(ObjSeqWriter, i32),
 }
 
@@ -87,9 +90,10 @@ fn target(out: &Path, input: &Path, garment: Option<&str>) -> Result<Target> {
         "pc2" => Ok(Target::Pc2(out.to_path_buf())),
         "mdd" => Ok(Target::Mdd(out.to_path_buf())),
         "usda" | "usd" => Ok(Target::Usd(out.to_path_buf())),
+        "usdc" => Ok(Target::Usdc(out.to_path_buf())),
         _ => Err(CliError::input(
             out,
-            "unknown output type (expected .pc2, .mdd, .usda/.usd, NAME.####.obj or a folder/)",
+            "unknown output type (expected .pc2, .mdd, .usda/.usd, .usdc, NAME.####.obj or a folder/)",
         )),
     }
 }
@@ -235,7 +239,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         Ok(input.frame_start as i32)
     };
     match &target {
-        Target::Usd(_) => {
+        Target::Usd(_) | Target::Usdc(_) => {
             needs_topology("USD")?;
             whole("USD")?;
         }
@@ -247,7 +251,9 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
     }
     // The output's folder, created like bake's (after every input check).
     let out_dir = match &target {
-        Target::Pc2(p) | Target::Mdd(p) | Target::Usd(p) => p.parent().map(Path::to_path_buf),
+        Target::Pc2(p) | Target::Mdd(p) | Target::Usd(p) | Target::Usdc(p) => {
+            p.parent().map(Path::to_path_buf)
+        }
         Target::Obj(dir, _) => Some(dir.clone()),
     };
     if let Some(dir) = out_dir.filter(|d| !d.as_os_str().is_empty()) {
@@ -281,6 +287,17 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             let name = args.garment.clone().unwrap_or_else(|| stem(p));
             Writer::Usd(UsdWriter::create(p, &name, n, &t.faces, info).map_err(output_err)?)
         }
+        Target::Usdc(p) => {
+            let t = needs_topology("USD")?;
+            let info = UsdLayerInfo {
+                frame_start: whole("USD")?,
+                num_frames: frames,
+                fps: fps as f32,
+                up,
+            };
+            let name = args.garment.clone().unwrap_or_else(|| stem(p));
+            Writer::Usdc(UsdcWriter::create(p, &name, n, &t.faces, info).map_err(output_err)?)
+        }
         Target::Obj(dir, name) => {
             let t = needs_topology("OBJ")?;
             let start = whole("OBJ")?;
@@ -294,6 +311,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             Writer::Pc2(w) => w.write_frame(&buf),
             Writer::Mdd(w) => w.write_frame(&buf),
             Writer::Usd(w) => w.write_frame(&buf),
+            Writer::Usdc(w) => w.write_frame(&buf),
             Writer::Obj(w, next) => {
                 *next += 1;
                 w.write_frame(*next - 1, &buf)
@@ -305,13 +323,15 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         Writer::Pc2(w) => vec![w.finish().map_err(output_err)?],
         Writer::Mdd(w) => vec![w.finish().map_err(output_err)?],
         Writer::Usd(w) => vec![w.finish().map_err(output_err)?],
+        Writer::Usdc(w) => vec![w.finish().map_err(output_err)?],
         Writer::Obj(w, _) => w.finish().map_err(output_err)?,
     };
     let out_kind = match target {
-        Target::Pc2(_) => CacheKind::Pc2,
-        Target::Mdd(_) => CacheKind::Mdd,
-        Target::Usd(_) => CacheKind::Usd,
-        Target::Obj(..) => CacheKind::ObjSeq,
+        Target::Pc2(_) => CacheKind::Pc2.name(),
+        Target::Mdd(_) => CacheKind::Mdd.name(),
+        Target::Usd(_) => CacheKind::Usd.name(),
+        Target::Usdc(_) => "usdc",
+        Target::Obj(..) => CacheKind::ObjSeq.name(),
     };
     if args.json {
         outln!(
@@ -321,7 +341,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
                 "input": args.input.display().to_string(),
                 "input_format": input.kind.name(),
                 "output": args.output.display().to_string(),
-                "output_format": out_kind.name(),
+                "output_format": out_kind,
                 "points": n,
                 "frames": frames,
                 "frame_start": input.frame_start,
@@ -335,7 +355,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             args.input.display(),
             input.kind.name(),
             args.output.display(),
-            out_kind.name(),
+            out_kind,
             files.len()
         );
     }

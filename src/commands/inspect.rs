@@ -54,6 +54,7 @@ pub fn run(args: &InspectArgs) -> Result<()> {
         }
         "pc2" | "mdd" | "usda" | "usd" => inspect_cache(path, &mut info).map_err(io)?,
         "toml" => inspect_scene(path, &mut info).map_err(io)?,
+        "usdc" => return Err(CliError::input(path, clothbake_io::cache_stream::USDC_NOT_READ)),
         _ => {
             return Err(CliError::input(
                 path,

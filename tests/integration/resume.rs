@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use crate::harness::Dir;
 
-const FORMATS: &str = "pc2,mdd,obj,usd";
+const FORMATS: &str = "pc2,mdd,obj,usd,usdc";
 
 /// xorshift64* for the kill delays (deterministic per seed).
 struct Rng(u64);

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from readers_util import bake_sample, read_pc2
 
 BLENDER_SCRIPT = textwrap.dedent(
@@ -38,10 +40,11 @@ BLENDER_SCRIPT = textwrap.dedent(
 )
 
 
-def test_blender_imports_usd_with_the_bakes_positions_at_every_frame(tmp_path):
-    _, out = bake_sample(tmp_path, "skirt-walk", "2..9", ["pc2", "usd", "obj"])
+@pytest.mark.parametrize("layer", ["skirt.usda", "skirt.usdc"])
+def test_blender_imports_usd_with_the_bakes_positions_at_every_frame(tmp_path, layer):
+    _, out = bake_sample(tmp_path, "skirt-walk", "2..9", ["pc2", "usd", "usdc", "obj"])
     p = subprocess.run(
-        [sys.executable, "-c", BLENDER_SCRIPT, str(out / "skirt.usda"), "2", "9"],
+        [sys.executable, "-c", BLENDER_SCRIPT, str(out / layer), "2", "9"],
         capture_output=True,
         text=True,
         timeout=300,

@@ -1,5 +1,6 @@
 """clothbake's USD layers read by Pixar's own USD library (usd-core's `pxr`): every value compared
-with the PC2 of the same bake (bit-exact f32) and with the garment's topology."""
+with the PC2 of the same bake (bit-exact f32) and with the garment's topology, for the text layer
+(`.usda`) and the binary one (`.usdc`), which pxr must read as the very same layer."""
 
 import math
 
@@ -21,12 +22,13 @@ def _obj_faces(path):
 @pytest.fixture(scope="module")
 def skirt(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("skirt")
-    _, out = bake_sample(tmp, "skirt-walk", "3..10", ["pc2", "usd", "obj"])
+    _, out = bake_sample(tmp, "skirt-walk", "3..10", ["pc2", "usd", "usdc", "obj"])
     return out
 
 
-def test_pxr_usd_layer_equals_pc2_and_topology(skirt):
-    layer = skirt / "skirt.usda"
+@pytest.mark.parametrize("layer_name", ["skirt.usda", "skirt.usdc"])
+def test_pxr_usd_layer_equals_pc2_and_topology(skirt, layer_name):
+    layer = skirt / layer_name
     assert Sdf.Layer.FindOrOpen(str(layer)) is not None
     stage = Usd.Stage.Open(str(layer))
     assert stage.GetTimeCodesPerSecond() == 24.0
@@ -67,6 +69,21 @@ def test_pxr_usd_layer_equals_pc2_and_topology(skirt):
             assert math.isclose(m[c], f32(0.5 * a[c] + 0.5 * b[c]), rel_tol=1e-6, abs_tol=1e-7)
 
 
+def test_pxr_reads_the_binary_layer_as_the_text_one(skirt):
+    """The .usdc holds every field of the .usda with the same values (pxr's own export of both
+    to text is identical), in the crate format pxr writes itself (0.8.0), a third of the size."""
+    text, binary = skirt / "skirt.usda", skirt / "skirt.usdc"
+    assert binary.read_bytes()[:11] == b"PXR-USDC\0\x08\0"
+    a = Sdf.Layer.FindOrOpen(str(text)).ExportToString()
+    b = Sdf.Layer.FindOrOpen(str(binary)).ExportToString()
+    assert a == b
+    assert binary.stat().st_size < 0.5 * text.stat().st_size
+    # pxr's own crate writer, given the same layer, writes a file of about the same size.
+    ours = binary.stat().st_size
+    Sdf.Layer.FindOrOpen(str(text)).Export(str(skirt / "pxr.usdc"))
+    assert abs((skirt / "pxr.usdc").stat().st_size - ours) < 0.05 * ours
+
+
 def test_pxr_z_up_and_odd_garment_name(tmp_path):
     """up = "z" gives upAxis Z; a garment name that is not a USD identifier becomes a valid prim."""
     scene_dir = tmp_path / "scene"
@@ -77,15 +94,16 @@ def test_pxr_z_up_and_odd_garment_name(tmp_path):
     toml = toml.replace("[output]", '[output]\nup = "z"', 1)
     (scene_dir / "scene.toml").write_text(toml)
     out = tmp_path / "out"
-    run("bake", scene_dir / "scene.toml", "-o", out, "--frames", "1..3", "--format", "usd,pc2")
-    stage = Usd.Stage.Open(str(out / "3d sheet-v2.usda"))
-    assert UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z
-    prim = stage.GetDefaultPrim()
-    assert prim.GetName() == "_3d_sheet_v2" and prim.GetTypeName() == "Mesh"
+    run("bake", scene_dir / "scene.toml", "-o", out, "--frames", "1..3", "--format", "usd,usdc,pc2")
     _, _, frames = read_pc2(out / "3d sheet-v2.pc2")
-    pts = UsdGeom.Mesh(prim).GetPointsAttr()
-    for k, frame in enumerate(frames):
-        assert [tuple(p) for p in pts.Get(1.0 + k)] == frame
+    for layer in ("3d sheet-v2.usda", "3d sheet-v2.usdc"):
+        stage = Usd.Stage.Open(str(out / layer))
+        assert UsdGeom.GetStageUpAxis(stage) == UsdGeom.Tokens.z
+        prim = stage.GetDefaultPrim()
+        assert prim.GetName() == "_3d_sheet_v2" and prim.GetTypeName() == "Mesh"
+        pts = UsdGeom.Mesh(prim).GetPointsAttr()
+        for k, frame in enumerate(frames):
+            assert [tuple(p) for p in pts.Get(1.0 + k)] == frame, layer
 
 
 def test_pxr_reads_non_finite_values_that_convert_carries(skirt, tmp_path):
@@ -98,13 +116,14 @@ def test_pxr_reads_non_finite_values_that_convert_carries(skirt, tmp_path):
     struct.pack_into("<f", data, 32 + 12 * n * 2 + 12 * 5 + 4, float("nan"))
     struct.pack_into("<f", data, 32 + 12 * n * 3 + 12 * 7, float("-inf"))
     (tmp_path / "bad.pc2").write_bytes(data)
-    run("convert", tmp_path / "bad.pc2", tmp_path / "bad.usda", "--mesh", skirt / "skirt.0003.obj")
     _, _, frames = read_pc2(tmp_path / "bad.pc2")
-    stage = Usd.Stage.Open(str(tmp_path / "bad.usda"))  # kept alive: its prims die with it
-    pts = UsdGeom.Mesh(stage.GetDefaultPrim()).GetPointsAttr()
-    for k, frame in enumerate(frames):
-        got = [tuple(p) for p in pts.Get(3.0 + k)]
-        for i, (g, w) in enumerate(zip(got, frame)):
-            for c in range(3):
-                assert (math.isnan(g[c]) and math.isnan(w[c])) or g[c] == w[c], (k, i, c)
-    assert math.isnan(pts.Get(5.0)[5][1]) and pts.Get(6.0)[7][0] == float("-inf")
+    for layer in ("bad.usda", "bad.usdc"):
+        run("convert", tmp_path / "bad.pc2", tmp_path / layer, "--mesh", skirt / "skirt.0003.obj")
+        stage = Usd.Stage.Open(str(tmp_path / layer))  # kept alive: its prims die with it
+        pts = UsdGeom.Mesh(stage.GetDefaultPrim()).GetPointsAttr()
+        for k, frame in enumerate(frames):
+            got = [tuple(p) for p in pts.Get(3.0 + k)]
+            for i, (g, w) in enumerate(zip(got, frame)):
+                for c in range(3):
+                    assert (math.isnan(g[c]) and math.isnan(w[c])) or g[c] == w[c], (layer, k, i, c)
+        assert math.isnan(pts.Get(5.0)[5][1]) and pts.Get(6.0)[7][0] == float("-inf")

@@ -17,6 +17,9 @@ use crate::error::{IoError, Result};
 use crate::obj_mesh::read_obj;
 use crate::scene::Up;
 
+/// Why a `.usdc` cannot be read back: clothbake writes the binary layer but reads only text.
+pub const USDC_NOT_READ: &str = "a binary USD layer: clothbake writes .usdc but reads only .usda (read the .usda of the same bake, or convert with pxr's `usdcat -o x.usda x.usdc`)";
+
 /// The format of a cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheKind {
@@ -202,6 +205,7 @@ impl CacheStream {
             "pc2" => Self::open_pc2(path),
             "mdd" => Self::open_mdd(path),
             "usda" | "usd" => Self::open_usda(path),
+            "usdc" => Err(IoError::invalid(path, "", USDC_NOT_READ)),
             _ => Err(IoError::invalid(
                 path,
                 "",

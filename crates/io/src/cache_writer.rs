@@ -1,8 +1,8 @@
-//! All the caches of one garment at once: `<dir>/<name>.pc2`, `.mdd`, `.usda` and
+//! All the caches of one garment at once: `<dir>/<name>.pc2`, `.mdd`, `.usda`, `.usdc` and
 //! `.<frame:04>.obj`, streamed frame by frame (memory ∝ vertex count). A resumable bake stages them
 //! in a folder that outlives the process (`<stage>/<name>.pc2.partial`, `<name>.mdd.partial`,
-//! `<name>.usda.partial` with `<name>.usda.extent.partial`, complete OBJ frames), records their
-//! [`CacheProgress`] in its checkpoints and continues them from it.
+//! `<name>.usda.partial` with `<name>.usda.extent.partial`, `<name>.usdc.partial`, complete OBJ
+//! frames), records their [`CacheProgress`] in its checkpoints and continues them from it.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +13,7 @@ use crate::cache_mdd::MddWriter;
 use crate::cache_obj_seq::ObjSeqWriter;
 use crate::cache_pc2::Pc2Writer;
 use crate::cache_usd::{usd_file_name, UsdLayerInfo, UsdWriter};
+use crate::cache_usdc::{usdc_file_name, UsdcWriter};
 use crate::error::{IoError, Result};
 use crate::scene::{Format, Up};
 
@@ -38,6 +39,9 @@ pub struct CacheProgress {
     /// Bytes of the staged USD layer and of its staged extents, if written.
     #[serde(default)]
     pub usd_bytes: Option<(u64, u64)>,
+    /// Bytes of the staged `.usdc` (absent in checkpoints of earlier versions).
+    #[serde(default)]
+    pub usdc_bytes: Option<u64>,
 }
 
 /// The writers of one garment.
@@ -46,6 +50,7 @@ pub struct GarmentCacheWriter {
     mdd: Option<MddWriter>,
     obj: Option<ObjSeqWriter>,
     usd: Option<UsdWriter>,
+    usdc: Option<UsdcWriter>,
     next_frame: i32,
     frame_start: i32,
 }
@@ -78,6 +83,7 @@ impl GarmentCacheWriter {
             mdd: None,
             obj: None,
             usd: None,
+            usdc: None,
             next_frame: t.timing.frame_start + frames as i32,
             frame_start: t.timing.frame_start,
         };
@@ -179,6 +185,32 @@ impl GarmentCacheWriter {
                         _ => UsdWriter::create(&path, name, n, faces, info)?,
                     });
                 }
+                Format::Usdc if w.usdc.is_none() => {
+                    let path = t.dir.join(usdc_file_name(name));
+                    let info = UsdLayerInfo {
+                        frame_start: t.timing.frame_start,
+                        num_frames: t.timing.num_frames,
+                        fps: t.timing.fps,
+                        up: t.up,
+                    };
+                    let (n, faces) = (t.num_points, t.faces);
+                    w.usdc = Some(match (staged("usdc"), progress) {
+                        (None, _) => UsdcWriter::create(&path, name, n, faces, info)?,
+                        (Some(temp), None) => {
+                            UsdcWriter::create_staged(&path, &temp, name, n, faces, info)?
+                        }
+                        (Some(temp), Some(p)) => UsdcWriter::resume_staged(
+                            &path,
+                            &temp,
+                            name,
+                            n,
+                            faces,
+                            info,
+                            frames as usize,
+                            bytes(p.usdc_bytes, "usdc")?,
+                        )?,
+                    });
+                }
                 _ => {}
             }
         }
@@ -192,6 +224,7 @@ impl GarmentCacheWriter {
             pc2_bytes: self.pc2.as_mut().map(Pc2Writer::sync).transpose()?,
             mdd_bytes: self.mdd.as_mut().map(MddWriter::sync).transpose()?,
             usd_bytes: self.usd.as_mut().map(UsdWriter::sync).transpose()?,
+            usdc_bytes: self.usdc.as_mut().map(UsdcWriter::sync).transpose()?,
         })
     }
 
@@ -235,11 +268,14 @@ impl GarmentCacheWriter {
         if let Some(w) = &mut self.usd {
             w.write_frame(positions)?;
         }
+        if let Some(w) = &mut self.usdc {
+            w.write_frame(positions)?;
+        }
         self.next_frame += 1;
         Ok(())
     }
 
-    /// Finishes all files and returns their final paths (PC2, MDD, USD, then the OBJ frames).
+    /// Finishes all files and returns their final paths (PC2, MDD, USD text, USD binary, then the OBJ frames).
     pub fn finish(self) -> Result<Vec<PathBuf>> {
         let mut out = Vec::new();
         if let Some(w) = self.pc2 {
@@ -249,6 +285,9 @@ impl GarmentCacheWriter {
             out.push(w.finish()?);
         }
         if let Some(w) = self.usd {
+            out.push(w.finish()?);
+        }
+        if let Some(w) = self.usdc {
             out.push(w.finish()?);
         }
         if let Some(w) = self.obj {

@@ -15,6 +15,7 @@ pub mod cache_pc2;
 mod cache_size;
 pub mod cache_stream;
 pub mod cache_usd;
+pub mod cache_usdc;
 pub mod cache_writer;
 pub mod checkpoint_file;
 pub mod clock;
@@ -42,6 +43,7 @@ pub mod skinning;
 pub mod source_mesh;
 pub mod stale_temp;
 pub mod transform_keys;
+pub mod usdc_crate;
 pub mod weld;
 
 pub use cache_mdd::{read_mdd, MddCache, MddWriter};

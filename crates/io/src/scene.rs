@@ -44,6 +44,8 @@ pub enum Format {
     Obj,
     /// `<name>.usda`, a USD layer with a time-sampled `UsdGeomMesh` (see `cache_usd`).
     Usd,
+    /// `<name>.usdc`, the same layer in USD's binary crate format (see `cache_usdc`).
+    Usdc,
 }
 
 /// How the garment's rest shape (the unstretched state) is taken.
