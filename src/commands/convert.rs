@@ -262,6 +262,17 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             source: e,
         })?;
     }
+    // A USD layer's topology, header values and prim name.
+    let usd_target = |p: &Path| -> Result<(&Topology, UsdLayerInfo, String)> {
+        let info = UsdLayerInfo {
+            frame_start: whole("USD")?,
+            num_frames: frames,
+            fps: fps as f32,
+            up,
+        };
+        let name = args.garment.clone().unwrap_or_else(|| stem(p));
+        Ok((needs_topology("USD")?, info, name))
+    };
     let mut writer = match &target {
         Target::Pc2(p) => Writer::Pc2(
             Pc2Writer::create(p, n, input.frame_start as f32, input.frame_step as f32)
@@ -277,25 +288,11 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             Writer::Mdd(MddWriter::create(p, n, &times).map_err(output_err)?)
         }
         Target::Usd(p) => {
-            let t = needs_topology("USD")?;
-            let info = UsdLayerInfo {
-                frame_start: whole("USD")?,
-                num_frames: frames,
-                fps: fps as f32,
-                up,
-            };
-            let name = args.garment.clone().unwrap_or_else(|| stem(p));
+            let (t, info, name) = usd_target(p)?;
             Writer::Usd(UsdWriter::create(p, &name, n, &t.faces, info).map_err(output_err)?)
         }
         Target::Usdc(p) => {
-            let t = needs_topology("USD")?;
-            let info = UsdLayerInfo {
-                frame_start: whole("USD")?,
-                num_frames: frames,
-                fps: fps as f32,
-                up,
-            };
-            let name = args.garment.clone().unwrap_or_else(|| stem(p));
+            let (t, info, name) = usd_target(p)?;
             Writer::Usdc(UsdcWriter::create(p, &name, n, &t.faces, info).map_err(output_err)?)
         }
         Target::Obj(dir, name) => {

@@ -119,6 +119,51 @@ pub fn bounds(positions: &[Vec3]) -> (Vec3, Vec3) {
     (lo, hi)
 }
 
+/// Rejects a face corner beyond the mesh's `num_points` points (the layer at `path`).
+pub(crate) fn check_faces(path: &Path, faces: &[Vec<u32>], num_points: usize) -> Result<()> {
+    match faces.iter().flatten().find(|&&i| i as usize >= num_points) {
+        Some(&bad) => Err(IoError::invalid(
+            path,
+            "faceVertexIndices",
+            format!("vertex {bad} is out of range: the mesh has {num_points} points"),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Rejects frame `written` of `given` points for a layer of `info.num_frames` × `num_points`.
+pub(crate) fn check_frame(
+    path: &Path,
+    written: usize,
+    given: usize,
+    num_points: usize,
+    info: &UsdLayerInfo,
+) -> Result<()> {
+    if given == num_points && written < info.num_frames {
+        return Ok(());
+    }
+    Err(IoError::invalid(
+        path,
+        format!("points.timeSamples[{written}]"),
+        format!(
+            "{given} points given for a cache of {} frames × {num_points} points",
+            info.num_frames
+        ),
+    ))
+}
+
+/// Rejects finishing a layer after `written` of its `info.num_frames` frames.
+pub(crate) fn check_finished(path: &Path, written: usize, info: &UsdLayerInfo) -> Result<()> {
+    if written == info.num_frames {
+        return Ok(());
+    }
+    Err(IoError::invalid(
+        path,
+        "points.timeSamples",
+        format!("{written} frames written, {} announced", info.num_frames),
+    ))
+}
+
 impl UsdWriter {
     /// Starts the layer `path` for a mesh of `num_points` points and polygons `faces` (0-based
     /// source indices) named `name`.
@@ -204,13 +249,7 @@ impl UsdWriter {
         faces: &[Vec<u32>],
         info: UsdLayerInfo,
     ) -> Result<Self> {
-        if let Some(&bad) = faces.iter().flatten().find(|&&i| i as usize >= num_points) {
-            return Err(IoError::invalid(
-                path,
-                "faceVertexIndices",
-                format!("vertex {bad} is out of range: the mesh has {num_points} points"),
-            ));
-        }
+        check_faces(path, faces, num_points)?;
         let prim = usd_identifier(name);
         let end = info.frame_start as i64 + info.num_frames.max(1) as i64 - 1;
         let mut h = String::new();
@@ -256,18 +295,8 @@ impl UsdWriter {
 
     /// Appends one frame's positions (time code `frame_start + frames written`).
     pub fn write_frame(&mut self, positions: &[Vec3]) -> Result<()> {
-        if positions.len() != self.num_points || self.written == self.info.num_frames {
-            return Err(IoError::invalid(
-                self.file.path(),
-                format!("points.timeSamples[{}]", self.written),
-                format!(
-                    "{} points given for a cache of {} frames × {} points",
-                    positions.len(),
-                    self.info.num_frames,
-                    self.num_points
-                ),
-            ));
-        }
+        let (n, written) = (positions.len(), self.written);
+        check_frame(self.file.path(), written, n, self.num_points, &self.info)?;
         let time = self.info.frame_start as i64 + self.written as i64;
         self.buf.clear();
         let _ = write!(self.buf, "        {time}: [");
@@ -307,16 +336,7 @@ impl UsdWriter {
     /// Closes the dictionaries, appends the extents and renames the layer to its final name; all
     /// announced frames must have been written.
     pub fn finish(mut self) -> Result<PathBuf> {
-        if self.written != self.info.num_frames {
-            return Err(IoError::invalid(
-                self.file.path(),
-                "points.timeSamples",
-                format!(
-                    "{} frames written, {} announced",
-                    self.written, self.info.num_frames
-                ),
-            ));
-        }
+        check_finished(self.file.path(), self.written, &self.info)?;
         self.file
             .write_all(b"    }\n    float3[] extent.timeSamples = {\n")?;
         self.file.write_all(self.extents.as_bytes())?;

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 
 use crate::atomic_file::AtomicFile;
-use crate::cache_usd::{bounds, usd_identifier, UsdLayerInfo};
+use crate::cache_usd::{
+    bounds, check_faces, check_finished, check_frame, usd_identifier, UsdLayerInfo,
+};
 use crate::error::{IoError, Result};
 use crate::scene::Up;
 use crate::usdc_crate::{
@@ -121,13 +123,7 @@ impl UsdcWriter {
         faces: &[Vec<u32>],
         info: UsdLayerInfo,
     ) -> Result<Self> {
-        if let Some(&bad) = faces.iter().flatten().find(|&&i| i as usize >= num_points) {
-            return Err(IoError::invalid(
-                path,
-                "faceVertexIndices",
-                format!("vertex {bad} is out of range: the mesh has {num_points} points"),
-            ));
-        }
+        check_faces(path, faces, num_points)?;
         let (b, topology, head) = topology_values(faces);
         file.write_all(&b)?;
         Ok(Self {
@@ -144,18 +140,8 @@ impl UsdcWriter {
 
     /// Appends one frame's positions (time code `frame_start + frames written`).
     pub fn write_frame(&mut self, positions: &[Vec3]) -> Result<()> {
-        if positions.len() != self.num_points || self.written == self.info.num_frames {
-            return Err(IoError::invalid(
-                self.file.path(),
-                format!("points.timeSamples[{}]", self.written),
-                format!(
-                    "{} points given for a cache of {} frames × {} points",
-                    positions.len(),
-                    self.info.num_frames,
-                    self.num_points
-                ),
-            ));
-        }
+        let (n, written) = (positions.len(), self.written);
+        check_frame(self.file.path(), written, n, self.num_points, &self.info)?;
         self.buf.clear();
         put_vec3s(&mut self.buf, positions);
         let (lo, hi) = bounds(positions);
@@ -174,13 +160,7 @@ impl UsdcWriter {
     /// and renames the layer to its final name; all announced frames must have been written.
     pub fn finish(mut self) -> Result<PathBuf> {
         let (frames, info) = (self.written, self.info);
-        if frames != info.num_frames {
-            return Err(IoError::invalid(
-                self.file.path(),
-                "points.timeSamples",
-                format!("{frames} frames written, {} announced", info.num_frames),
-            ));
-        }
+        check_finished(self.file.path(), frames, &info)?;
         let stride = frame_stride(self.num_points);
         let points_at = |k: usize| self.head + k as u64 * stride;
         let extent_at = |k: usize| points_at(k) + 8 + 12 * self.num_points as u64;

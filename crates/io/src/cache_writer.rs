@@ -88,6 +88,12 @@ impl GarmentCacheWriter {
             frame_start: t.timing.frame_start,
         };
         let name = t.name;
+        let info = UsdLayerInfo {
+            frame_start: t.timing.frame_start,
+            num_frames: t.timing.num_frames,
+            fps: t.timing.fps,
+            up: t.up,
+        };
         let staged = |ext: &str| t.stage.map(|s| s.join(format!("{name}.{ext}.partial")));
         let bytes = |b: Option<u64>, ext: &str| {
             b.ok_or_else(|| {
@@ -152,12 +158,6 @@ impl GarmentCacheWriter {
                 }
                 Format::Usd if w.usd.is_none() => {
                     let path = t.dir.join(usd_file_name(name));
-                    let info = UsdLayerInfo {
-                        frame_start: t.timing.frame_start,
-                        num_frames: t.timing.num_frames,
-                        fps: t.timing.fps,
-                        up: t.up,
-                    };
                     let (n, faces) = (t.num_points, t.faces);
                     w.usd = Some(match (staged("usda"), staged("usda.extent"), progress) {
                         (Some(temp), Some(ext), None) => {
@@ -187,12 +187,6 @@ impl GarmentCacheWriter {
                 }
                 Format::Usdc if w.usdc.is_none() => {
                     let path = t.dir.join(usdc_file_name(name));
-                    let info = UsdLayerInfo {
-                        frame_start: t.timing.frame_start,
-                        num_frames: t.timing.num_frames,
-                        fps: t.timing.fps,
-                        up: t.up,
-                    };
                     let (n, faces) = (t.num_points, t.faces);
                     w.usdc = Some(match (staged("usdc"), progress) {
                         (None, _) => UsdcWriter::create(&path, name, n, faces, info)?,
