@@ -49,6 +49,8 @@ class BakeJob:
         self.use_usd = context.scene.clothbake.cache_format == "USD"
         #: Samples each cache must hold: frame_start .. frame_end (pre-roll frames are not written).
         self.samples = context.scene.clothbake.frame_end - self.frame_start + 1
+        #: The frame rate the export gives the binary (the USD layer's time codes per second).
+        self.fps = export.scene_fps(context.scene)
         self.bake_dir: str | None = None
         self.created_root: str | None = None
         self.caches: list[tuple[str, str]] = []
@@ -64,7 +66,7 @@ class BakeJob:
             self.caches = export.export_scene(context, self.bake_dir)
             argv = [binary, "bake", os.path.join(self.bake_dir, export.SCENE_FILE),
                     "-o", os.path.join(self.bake_dir, export.CACHE_SUBDIR),
-                    "--format", "pc2,usd" if self.use_usd else "pc2", "--json"]
+                    "--format", "pc2,usdc" if self.use_usd else "pc2", "--json"]
             self.process = runner.BakeProcess(argv, cwd=self.bake_dir)
             self.started_at = time.monotonic()
             self.process.start()
@@ -123,8 +125,10 @@ class BakeJob:
             return False, str(e)
         before = cache_modifier.referenced_bake_dirs()
         if self.use_usd:
+            last = self.frame_start + self.samples - 1
+            metadata = cache_modifier.stage_metadata(self.frame_start, last, self.fps)
             try:  # write every garment's Blender layer first: a failure there changes nothing
-                layers = [(obj, cache_modifier.write_blender_layer(obj, cache_modifier.usd_path_of(pc2)))
+                layers = [(obj, cache_modifier.write_blender_layer(obj, cache_modifier.usd_path_of(pc2), metadata))
                           for obj, pc2 in checked]
             except (cache_modifier.CacheError, OSError) as e:
                 self.cleanup()

@@ -24,8 +24,9 @@ Checked in Blender 4.5 (tests/test_blender_bake.py, test_blender_character.py): 
 the last after, and interpolates linearly between samples at sub-frames. The cache is in object-local
 space, so the axes stay at identity (forward +Y, up +Z).
 
-With the scene setting ``cache_format = 'USD'`` the bake also writes ``<name>.usda`` (same positions,
-``upAxis = "Z"``, time code = scene frame) and the garment gets Blender's own Mesh Sequence Cache
+With the scene setting ``cache_format = 'USD'`` the bake also writes ``<name>.usdc`` (USD's binary
+crate format: same positions, ``upAxis = "Z"``, time code = scene frame; a third of the text layer's
+size and opened without parsing it) and the garment gets Blender's own Mesh Sequence Cache
 modifier instead, reading only the vertex positions (``read_data = {'VERT'}``) of the prim
 ``/<name>`` from a CacheFile datablock of ``<name>.blender.usda``, a small layer that sublayers the
 bake's and gives the mesh the garment's own polygons, so that the garment keeps its faces, UVs and
@@ -94,8 +95,8 @@ def find_modifier(obj: bpy.types.Object):
 
 
 def usd_path_of(pc2_path: str) -> str:
-    """The USD layer the bake writes beside a PC2: ``<name>.usda``."""
-    return os.path.splitext(pc2_path)[0] + ".usda"
+    """The USD layer the bake writes beside a PC2: ``<name>.usdc``."""
+    return os.path.splitext(pc2_path)[0] + ".usdc"
 
 
 def usd_prim_name(name: str) -> str:
@@ -209,33 +210,46 @@ def _our_modifier(obj: bpy.types.Object, kind: str):
     return mod
 
 
-#: Stage metadata a layer that sublayers the bake's copies (they are read from the root layer only,
-#: and a sublayer of another ``timeCodesPerSecond`` would be rescaled).
-_STAGE_METADATA = ("endTimeCode", "framesPerSecond", "metersPerUnit", "startTimeCode", "timeCodesPerSecond", "upAxis")
+def f32_text(x: float) -> str:
+    """``x`` rounded to a 32-bit float, as the shortest decimal that reads back to it: the text the
+    binary writes for its f32 settings (Rust's ``Display``), so that a layer stating it has the same
+    double as the bake's layer."""
+    f = struct.unpack("<f", struct.pack("<f", x))[0]
+    for digits in range(1, 10):
+        text = "%.*g" % (digits, f)
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == f:
+            return text
+    return repr(f)
 
 
-def write_blender_layer(obj: bpy.types.Object, usd_path: str) -> str:
-    """Write ``<name>.blender.usda`` beside the bake's layer: it sublayers it and overrides the mesh's
-    topology with the garment's own polygons (the bake's layer has the triangles the export gave the
-    binary). Blender's USD reader rebuilds a mesh whose face or corner count differs from the
-    cached layer's, dropping the garment's polygons and UVs; with its own topology it only reads
-    the positions. Returns the new layer's path."""
-    header = {}
-    with open(usd_path, encoding="utf-8") as f:
-        for line in f:
-            key, _, value = line.strip().partition(" = ")
-            if key in _STAGE_METADATA:
-                header[key] = value
-            if line.startswith("def "):
-                break
-    missing = [k for k in _STAGE_METADATA if k not in header]
-    if missing:
-        raise CacheError(f"{usd_path}: no {', '.join(missing)} in the layer header")
+def stage_metadata(frame_start: int, frame_end: int, fps: float) -> dict[str, str]:
+    """The stage metadata of the bake's layer, as text, for a layer that sublayers it (stage
+    metadata is read from the root layer only, and a sublayer of another ``timeCodesPerSecond``
+    would be rescaled): the binary's values for the add-on's export (``[output] up = "z"``, the
+    cache's frames, the scene's frame rate read as a 32-bit float)."""
+    rate = f32_text(fps)
+    return {
+        "endTimeCode": str(int(frame_end)),
+        "framesPerSecond": rate,
+        "metersPerUnit": "1",
+        "startTimeCode": str(int(frame_start)),
+        "timeCodesPerSecond": rate,
+        "upAxis": '"Z"',
+    }
+
+
+def write_blender_layer(obj: bpy.types.Object, usd_path: str, metadata: dict[str, str]) -> str:
+    """Write ``<name>.blender.usda`` beside the bake's layer: it sublayers it, repeats its stage
+    ``metadata`` (:func:`stage_metadata`) and overrides the mesh's topology with the garment's own
+    polygons (the bake's layer has the triangles the export gave the binary). Blender's USD reader
+    rebuilds a mesh whose face or corner count differs from the cached layer's, dropping the
+    garment's polygons and UVs; with its own topology it only reads the positions. Returns the new
+    layer's path."""
     polygons = obj.data.polygons
     counts = ", ".join(str(p.loop_total) for p in polygons)
     indices = ", ".join(str(v) for p in polygons for v in p.vertices)
     prim = usd_prim_name(os.path.splitext(os.path.basename(usd_path))[0])
-    meta = "".join(f"    {k} = {header[k]}\n" for k in _STAGE_METADATA)
+    meta = "".join(f"    {k} = {v}\n" for k, v in sorted(metadata.items()))
     text = (
         "#usda 1.0\n(\n"
         f'    defaultPrim = "{prim}"\n{meta}'

@@ -1,7 +1,9 @@
 """The add-on's USD option in real Blender (bpy 4.5): with ``cache_format = 'USD'`` the bake is shown
-through Blender's own Mesh Sequence Cache modifier reading the bake's USD layer, the evaluated mesh
-equals the PC2 of the same bake at every frame (exactly), the garment keeps its own faces and UVs,
-and switching back to PC2 / freeing removes the modifier and its CacheFile."""
+through Blender's own Mesh Sequence Cache modifier reading the bake's binary USD layer (``.usdc``)
+under a small text layer with the garment's polygons, the evaluated mesh equals the PC2 of the same
+bake at every frame (exactly, also at 23.976 fps, where a time-code rate that differed from the
+bake's layer would shift the samples), the garment keeps its own faces and UVs, and switching back
+to PC2 / freeing removes the modifier and its CacheFile."""
 
 import os
 
@@ -23,11 +25,12 @@ from clothbake_testutil import (  # noqa: E402
 FRAMES = (1, 12)
 
 
-@pytest.fixture
-def usd_baked(tmp_path, monkeypatch):
+@pytest.fixture(params=[1.0, 1.001], ids=["24fps", "23.976fps"])
+def usd_baked(tmp_path, monkeypatch, request):
     monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
     addon()
     scene = new_scene(tmp_path)
+    scene.render.fps_base = request.param
     s = scene.clothbake
     s.frame_start, s.frame_end, s.substeps = FRAMES[0], FRAMES[1], 3
     assert s.cache_format == "PC2"  # the default stays the Mesh Cache
@@ -49,7 +52,16 @@ def test_usd_option_shows_the_bake_through_a_mesh_sequence_cache(usd_baked):
     assert mod.read_data == {"VERT"}
     usd = bpy.path.abspath(mod.cache_file.filepath)
     assert usd.endswith(os.path.join("cache", "Shirt_Front.blender.usda")) and os.path.isfile(usd)
-    assert os.path.isfile(usd.replace(".blender.usda", ".usda"))
+    binary = usd.replace(".blender.usda", ".usdc")
+    assert os.path.isfile(binary)
+    with open(binary, "rb") as f:
+        assert f.read(8) == b"PXR-USDC"
+    from clothbake import cache_modifier
+
+    rate = scene.render.fps / scene.render.fps_base
+    with open(usd, encoding="utf-8") as f:
+        text = f.read()
+    assert f"timeCodesPerSecond = {cache_modifier.f32_text(rate)}" in text, text[:400]
     assert len(bpy.data.cache_files) == 1
     _, samples = read_pc2(usd[: -len(".blender.usda")] + ".pc2")
     assert samples.shape[0] == FRAMES[1] - FRAMES[0] + 1
