@@ -67,7 +67,7 @@ pub struct BakeArgs {
     /// Worker threads; 0 = all cores. Caches are byte-identical at any thread count.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub threads: usize,
-    /// Cache formats, comma separated: pc2, mdd, obj, usd (overrides the scene's [output] formats).
+    /// Cache formats, comma separated: pc2, mdd, obj, usd, usdc (overrides the scene's [output] formats).
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_enum)]
     pub format: Option<Vec<FormatArg>>,
     /// Write the bake report (JSON) to FILE (overrides the scene's [output] report). Without it,
