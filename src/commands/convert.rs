@@ -327,7 +327,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         Target::Pc2(_) => CacheKind::Pc2.name(),
         Target::Mdd(_) => CacheKind::Mdd.name(),
         Target::Usd(_) => CacheKind::Usd.name(),
-        Target::Usdc(_) => "usdc",
+        Target::Usdc(_) => CacheKind::Usdc.name(),
         Target::Obj(..) => CacheKind::ObjSeq.name(),
     };
     if args.json {

@@ -52,13 +52,12 @@ pub fn run(args: &InspectArgs) -> Result<()> {
             info.add("uvs", m.tri_uvs.is_some());
             info.add("bounds", bounds(m.positions.iter().copied()));
         }
-        "pc2" | "mdd" | "usda" | "usd" => inspect_cache(path, &mut info).map_err(io)?,
+        "pc2" | "mdd" | "usda" | "usd" | "usdc" => inspect_cache(path, &mut info).map_err(io)?,
         "toml" => inspect_scene(path, &mut info).map_err(io)?,
-        "usdc" => return Err(CliError::input(path, clothbake_io::cache_stream::USDC_NOT_READ)),
         _ => {
             return Err(CliError::input(
                 path,
-                "unknown file type (expected .glb, .gltf, .obj, .pc2, .mdd, .usda, an OBJ sequence folder or NAME.####.obj, or a .toml scene)",
+                "unknown file type (expected .glb, .gltf, .obj, .pc2, .mdd, .usda, .usdc, an OBJ sequence folder or NAME.####.obj, or a .toml scene)",
             ))
         }
     }
@@ -186,9 +185,9 @@ fn inspect_cache(path: &Path, info: &mut Inspection) -> clothbake_io::Result<()>
             info.add("last_time", times.last().copied());
             info.add("fps", c.fps);
         }
-        CacheKind::Usd | CacheKind::ObjSeq => {
+        CacheKind::Usd | CacheKind::Usdc | CacheKind::ObjSeq => {
             info.add("frame_start", c.frame_start);
-            if c.kind == CacheKind::Usd {
+            if c.kind != CacheKind::ObjSeq {
                 info.add("fps", c.fps);
                 info.add(
                     "up",

@@ -1,5 +1,5 @@
 //! `clothbake convert`: every format to every other reproduces the bake's own caches byte for
-//! byte (PC2, MDD, OBJ frames, USD); bad inputs exit 2 naming the file and element and leave no
+//! byte (PC2, MDD, OBJ frames, USD text and binary); bad inputs exit 2 naming the file and element and leave no
 //! output behind.
 
 use crate::harness::Dir;
@@ -16,7 +16,7 @@ fn baked() -> Dir {
         "--frames",
         "1..4",
         "--format",
-        "pc2,mdd,obj,usd",
+        "pc2,mdd,obj,usd,usdc",
     ]);
     d
 }
@@ -88,6 +88,36 @@ fn conversions_reproduce_the_bakes_caches_exactly() {
     same(&d, "c/4.usda", "out/skirt.usda");
     d.ok(&["convert", "out/skirt.usda", "c/5.mdd"]);
     same(&d, "c/5.mdd", "out/skirt.mdd");
+    // The binary layer: from PC2 and from the text layer, and back to both.
+    d.ok(&[
+        "convert",
+        "out/skirt.pc2",
+        "c/b/skirt.usdc",
+        "--scene",
+        scene,
+        "--garment",
+        "skirt",
+    ]);
+    same(&d, "c/b/skirt.usdc", "out/skirt.usdc");
+    d.ok(&["convert", "out/skirt.usda", "c/t/skirt.usdc"]);
+    same(&d, "c/t/skirt.usdc", "out/skirt.usdc");
+    let r = d.ok(&["convert", "out/skirt.usdc", "c/6.pc2", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (v["input_format"].as_str(), v["frames"].as_u64()),
+        (Some("usdc"), Some(4))
+    );
+    same(&d, "c/6.pc2", "out/skirt.pc2");
+    d.ok(&["convert", "out/skirt.usdc", "c/u/skirt.usda"]);
+    same(&d, "c/u/skirt.usda", "out/skirt.usda");
+    d.ok(&["convert", "out/skirt.usdc", "c/seq2/skirt.####.obj"]);
+    for f in 1..=4 {
+        same(
+            &d,
+            &format!("c/seq2/skirt.{f:04}.obj"),
+            &format!("out/skirt.{f:04}.obj"),
+        );
+    }
 }
 
 #[test]

@@ -80,7 +80,7 @@ fn inspect_reports_per_frame_bounds_and_non_finite_values_of_every_cache() {
         "-o",
         "out",
         "--format",
-        "pc2,mdd,obj,usd",
+        "pc2,mdd,obj,usd,usdc",
     ]);
     let pc2 = std::fs::read(d.path("out/sheet.pc2")).unwrap();
     let first = |k: usize| -> [f32; 3] {
@@ -93,6 +93,7 @@ fn inspect_reports_per_frame_bounds_and_non_finite_values_of_every_cache() {
         "out/sheet.pc2",
         "out/sheet.mdd",
         "out/sheet.usda",
+        "out/sheet.usdc",
         "out/sheet.####.obj",
         "out",
     ] {

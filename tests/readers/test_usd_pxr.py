@@ -71,7 +71,8 @@ def test_pxr_usd_layer_equals_pc2_and_topology(skirt, layer_name):
 
 def test_pxr_reads_the_binary_layer_as_the_text_one(skirt):
     """The .usdc holds every field of the .usda with the same values (pxr's own export of both
-    to text is identical), in the crate format pxr writes itself (0.8.0), a third of the size."""
+    to text is identical), in the crate format pxr writes itself (0.8.0), a third of the size; and
+    clothbake reads the layer pxr writes."""
     text, binary = skirt / "skirt.usda", skirt / "skirt.usdc"
     assert binary.read_bytes()[:11] == b"PXR-USDC\0\x08\0"
     a = Sdf.Layer.FindOrOpen(str(text)).ExportToString()
@@ -82,6 +83,9 @@ def test_pxr_reads_the_binary_layer_as_the_text_one(skirt):
     ours = binary.stat().st_size
     Sdf.Layer.FindOrOpen(str(text)).Export(str(skirt / "pxr.usdc"))
     assert abs((skirt / "pxr.usdc").stat().st_size - ours) < 0.05 * ours
+    # clothbake reads pxr's binary layer back to the bake's very PC2.
+    run("convert", skirt / "pxr.usdc", skirt / "from-pxr.pc2")
+    assert (skirt / "from-pxr.pc2").read_bytes() == (skirt / "skirt.pc2").read_bytes()
 
 
 def test_pxr_z_up_and_odd_garment_name(tmp_path):

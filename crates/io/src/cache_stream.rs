@@ -1,12 +1,12 @@
 //! Any point cache read frame by frame (memory ∝ point count): PC2, MDD, an OBJ sequence (a folder
-//! of `<name>.<frame>.obj`, or a pattern `<name>.####.obj`) or a USD text layer in the layout
-//! clothbake writes (see `cache_usd`). Headers are checked as [`crate::read_pc2`] and
+//! of `<name>.<frame>.obj`, or a pattern `<name>.####.obj`), a USD text layer in the layout
+//! clothbake writes (see `cache_usd`) or a USD binary layer ([`crate::usdc_layer`]). Headers are checked as [`crate::read_pc2`] and
 //! [`crate::read_mdd`] check them (magic, version, counts, file length); every error names the
 //! file and the element (`sample 3`, `points.timeSamples[12]`, `v[7]`). Used by `convert` and
 //! `inspect`.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use byteorder::{BigEndian, ByteOrder, LittleEndian};
@@ -16,9 +16,7 @@ use crate::cache_size::{describe, expected_len};
 use crate::error::{IoError, Result};
 use crate::obj_mesh::read_obj;
 use crate::scene::Up;
-
-/// Why a `.usdc` cannot be read back: clothbake writes the binary layer but reads only text.
-pub const USDC_NOT_READ: &str = "a binary USD layer: clothbake writes .usdc but reads only .usda (read the .usda of the same bake, or convert with pxr's `usdcat -o x.usda x.usdc`)";
+use crate::usdc_layer::read_usdc_mesh;
 
 /// The format of a cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,16 +25,18 @@ pub enum CacheKind {
     Mdd,
     ObjSeq,
     Usd,
+    Usdc,
 }
 
 impl CacheKind {
-    /// Lower-case name (`pc2`, `mdd`, `obj`, `usd`).
+    /// Lower-case name (`pc2`, `mdd`, `obj`, `usd`, `usdc`).
     pub fn name(self) -> &'static str {
         match self {
             CacheKind::Pc2 => "pc2",
             CacheKind::Mdd => "mdd",
             CacheKind::ObjSeq => "obj",
             CacheKind::Usd => "usd",
+            CacheKind::Usdc => "usdc",
         }
     }
 }
@@ -55,6 +55,12 @@ enum Source {
     Usd {
         lines: std::io::Lines<BufReader<File>>,
         line_no: usize,
+    },
+    /// A binary USD layer: each sample's points at its offset ([`crate::usdc_layer`]).
+    Usdc {
+        file: File,
+        samples: Vec<u64>,
+        buf: Vec<u8>,
     },
 }
 
@@ -205,11 +211,11 @@ impl CacheStream {
             "pc2" => Self::open_pc2(path),
             "mdd" => Self::open_mdd(path),
             "usda" | "usd" => Self::open_usda(path),
-            "usdc" => Err(IoError::invalid(path, "", USDC_NOT_READ)),
+            "usdc" => Self::open_usdc(path),
             _ => Err(IoError::invalid(
                 path,
                 "",
-                "unknown cache type (expected .pc2, .mdd, .usda, a folder of OBJ frames or name.####.obj)",
+                "unknown cache type (expected .pc2, .mdd, .usda, .usdc, a folder of OBJ frames or name.####.obj)",
             )),
         }
     }
@@ -372,6 +378,26 @@ impl CacheStream {
         s.frame_start = frame_start;
         s.num_points = first.positions.len();
         s.faces = Some(first.faces);
+        Ok(s)
+    }
+
+    fn open_usdc(path: &Path) -> Result<Self> {
+        let mesh = read_usdc_mesh(path)?;
+        let file = File::open(path).map_err(|e| IoError::io(path, e))?;
+        let source = Source::Usdc {
+            file,
+            samples: mesh.samples,
+            buf: Vec::new(),
+        };
+        let mut s = Self::base(path, CacheKind::Usdc, source);
+        if let Source::Usdc { samples, .. } = &s.source {
+            s.num_frames = samples.len();
+        }
+        s.num_points = mesh.num_points;
+        s.frame_start = mesh.frame_start;
+        s.fps = mesh.fps;
+        s.up = mesh.up;
+        s.faces = mesh.faces;
         Ok(s)
     }
 
@@ -561,6 +587,17 @@ impl CacheStream {
                     ));
                 }
                 out.extend_from_slice(&m.positions);
+            }
+            Source::Usdc { file, samples, buf } => {
+                buf.resize(n * 12, 0);
+                let field = format!("points.timeSamples[{k}]");
+                file.seek(SeekFrom::Start(samples[k]))
+                    .and_then(|_| file.read_exact(buf))
+                    .map_err(|e| IoError::parse(&self.path, field, e.to_string()))?;
+                for c in buf.chunks_exact(12) {
+                    let r = |o: usize| LittleEndian::read_f32(&c[o..]);
+                    out.push(Vec3::new(r(0), r(4), r(8)));
+                }
             }
             Source::Usd { lines, line_no } => {
                 let line = lines

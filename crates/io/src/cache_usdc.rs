@@ -8,7 +8,8 @@
 //! staged file resumes at `head + frames × stride`); [`UsdcWriter::finish`] writes the sample
 //! times, the two time-sample tables pointing at those arrays, the layer's fields and specs
 //! ([`crate::usdc_crate`]), and last the header with the offset of the table of contents.
-//! Memory does not grow with the frame count except for one file offset per frame.
+//! Memory does not grow with the frame count except for one file offset per frame. Read back by
+//! [`crate::usdc_layer`].
 
 use std::path::{Path, PathBuf};
 

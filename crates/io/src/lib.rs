@@ -44,6 +44,7 @@ pub mod source_mesh;
 pub mod stale_temp;
 pub mod transform_keys;
 pub mod usdc_crate;
+pub mod usdc_layer;
 pub mod weld;
 
 pub use cache_mdd::{read_mdd, MddCache, MddWriter};

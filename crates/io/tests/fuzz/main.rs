@@ -93,13 +93,26 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(config(11, 1500))]
+    #[test]
+    fn usdc_reader(seed in any::<Index>(), edits in byte_edits(4)) {
+        let seeds = cache_seeds();
+        let bytes = apply_bytes(&seeds.usdc[seed.index(seeds.usdc.len())], &edits);
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("c.usdc");
+        std::fs::write(&p, &bytes).unwrap();
+        guarded("usdc_reader.usdc", &bytes, || { check_usdc(&p); });
+    }
+}
+
+proptest! {
     #![proptest_config(config(3, 500))]
     #[test]
     fn cache_readers_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..200), magic in any::<bool>()) {
         let tmp = tempfile::tempdir().unwrap();
         let mut b = if magic { b"POINTCACHE2\0\x01\0\0\0".to_vec() } else { Vec::new() };
         b.extend_from_slice(&bytes);
-        for (name, check) in [("a.pc2", check_pc2 as fn(&Path) -> bool), ("a.mdd", check_mdd), ("a.ckpt", check_checkpoint)] {
+        for (name, check) in [("a.pc2", check_pc2 as fn(&Path) -> bool), ("a.mdd", check_mdd), ("a.ckpt", check_checkpoint), ("a.usdc", check_usdc)] {
             let p = tmp.path().join(name);
             std::fs::write(&p, &b).unwrap();
             guarded(&format!("arbitrary-{name}"), &b, || { check(&p); });

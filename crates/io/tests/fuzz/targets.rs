@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use clothbake_io::cache_usdc::UsdcWriter;
 use clothbake_io::gltf_mesh::read_mesh_node;
 use clothbake_io::gltf_rig::GltfRig;
 use clothbake_io::obj_mesh::read_obj;
@@ -39,6 +40,8 @@ fn folder(p: &Path) -> &Path {
 pub struct CacheSeeds {
     pub pc2: Vec<Vec<u8>>,
     pub mdd: Vec<Vec<u8>>,
+    /// Binary USD layers (the sections compressed, the topology compressed from 16 ints on).
+    pub usdc: Vec<Vec<u8>>,
     pub checkpoint: Vec<Vec<u8>>,
 }
 
@@ -73,6 +76,30 @@ pub fn cache_seeds() -> &'static CacheSeeds {
             w.finish().unwrap();
             mdd.push(std::fs::read(&p).unwrap());
         }
+        let mut usdc = Vec::new();
+        for (points, n, quads) in [(4, 2, 1), (9, 3, 4), (25, 2, 16)] {
+            let p = tmp.path().join(format!("s{points}-{n}.usdc"));
+            let side = (points as f64).sqrt() as u32;
+            let faces: Vec<Vec<u32>> = (0..quads as u32)
+                .map(|q| {
+                    let (i, j) = (q % (side - 1), q / (side - 1));
+                    let a = j * side + i;
+                    vec![a, a + 1, a + side + 1, a + side]
+                })
+                .collect();
+            let info = clothbake_io::UsdLayerInfo {
+                frame_start: 3,
+                num_frames: n,
+                fps: 24.0,
+                up: Up::Y,
+            };
+            let mut w = UsdcWriter::create(&p, "sheet", points, &faces, info).unwrap();
+            for f in frames(points, n) {
+                w.write_frame(&f).unwrap();
+            }
+            w.finish().unwrap();
+            usdc.push(std::fs::read(&p).unwrap());
+        }
         let mut checkpoint = Vec::new();
         for payload in [
             &b""[..],
@@ -85,6 +112,7 @@ pub fn cache_seeds() -> &'static CacheSeeds {
         CacheSeeds {
             pc2,
             mdd,
+            usdc,
             checkpoint,
         }
     })
@@ -106,6 +134,12 @@ fn check_stream(p: &Path) {
         }
         Err(e) => names_file(&e, folder(p)),
     }
+}
+
+/// A binary USD layer through the streaming reader; whether it was accepted.
+pub fn check_usdc(p: &Path) -> bool {
+    check_stream(p);
+    clothbake_io::cache_stream::CacheStream::open(p).is_ok()
 }
 
 pub fn check_pc2(p: &Path) -> bool {
