@@ -468,23 +468,9 @@ impl CacheStream {
             }
         }
         let faces = match (counts, indices) {
-            (Some(c), Some(i)) => {
-                let total: u64 = c.iter().map(|&n| n as u64).sum();
-                if total != i.len() as u64 {
-                    return Err(IoError::parse(
-                        path,
-                        "faceVertexIndices",
-                        format!("{} indices, faceVertexCounts add up to {total}", i.len()),
-                    ));
-                }
-                let mut faces = Vec::with_capacity(c.len());
-                let mut k = 0usize;
-                for n in c {
-                    faces.push(i[k..k + n as usize].to_vec());
-                    k += n as usize;
-                }
-                Some(faces)
-            }
+            (Some(c), Some(i)) => Some(
+                usd_polygons(&c, &i).map_err(|m| IoError::parse(path, "faceVertexIndices", m))?,
+            ),
             _ => None,
         };
         // Count the samples and points in a first pass over the dictionary (streamed).
@@ -620,6 +606,27 @@ impl CacheStream {
         self.next += 1;
         Ok(())
     }
+}
+
+/// A USD mesh's polygons from its `faceVertexCounts` and `faceVertexIndices`, which must agree.
+pub(crate) fn usd_polygons(
+    counts: &[u32],
+    indices: &[u32],
+) -> std::result::Result<Vec<Vec<u32>>, String> {
+    let total: u64 = counts.iter().map(|&n| n as u64).sum();
+    if total != indices.len() as u64 {
+        return Err(format!(
+            "{} indices, faceVertexCounts add up to {total}",
+            indices.len()
+        ));
+    }
+    let mut faces = Vec::with_capacity(counts.len());
+    let mut k = 0usize;
+    for &n in counts {
+        faces.push(indices[k..k + n as usize].to_vec());
+        k += n as usize;
+    }
+    Ok(faces)
 }
 
 fn parse_int_list(v: &str) -> std::result::Result<Vec<u32>, String> {

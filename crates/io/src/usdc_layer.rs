@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use crate::cache_stream::usd_polygons;
 use crate::error::{IoError, Result};
 use crate::scene::Up;
 
@@ -568,28 +569,14 @@ impl Layer {
             (Some(c), Some(i)) => {
                 let counts = Self::ints(r, c, "faceVertexCounts")?;
                 let indices = Self::ints(r, i, "faceVertexIndices")?;
-                let total: u64 = counts.iter().map(|&n| n as u64).sum();
-                if total != indices.len() as u64 {
-                    return Err(r.bad(
-                        "faceVertexIndices",
-                        format!(
-                            "{} indices, faceVertexCounts add up to {total}",
-                            indices.len()
-                        ),
-                    ));
-                }
                 if let Some(&i) = indices.iter().find(|&&i| i as usize >= num_points) {
                     return Err(r.bad(
                         "faceVertexIndices",
                         format!("vertex {i} is out of range: the points have {num_points}"),
                     ));
                 }
-                let mut faces = Vec::with_capacity(counts.len());
-                let mut k = 0usize;
-                for n in counts {
-                    faces.push(indices[k..k + n as usize].to_vec());
-                    k += n as usize;
-                }
+                let faces =
+                    usd_polygons(&counts, &indices).map_err(|m| r.bad("faceVertexIndices", m))?;
                 Some(faces)
             }
             _ => None,
