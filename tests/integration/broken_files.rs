@@ -28,6 +28,19 @@ const INSPECT: &[(&str, &[&str])] = &[
         "pc2/zero-points-many-samples.pc2",
         &["header", "of 0 points"],
     ),
+    (
+        "usdc/huge-token-size.usdc",
+        &["TOKENS", "4611686018427387904 bytes of tokens announced"],
+    ),
+    (
+        "usdc/point-count-past-end.usdc",
+        &["points.timeSamples[0]", "past the end of the file"],
+    ),
+    (
+        "usdc/truncated.usdc",
+        &["table of contents", "past the end of the 1200-byte file"],
+    ),
+    ("usdc/wrong-magic.usdc", &["header", "PXR-USDC"]),
     ("mdd/huge-counts.mdd", &["data", "2147483647 frames"]),
     ("mdd/negative-count.mdd", &["header", "negative"]),
     ("mdd/short-header.mdd", &["header", "truncated"]),

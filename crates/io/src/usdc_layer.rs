@@ -152,6 +152,15 @@ impl CrateReader {
         let count = s.u64(p)?;
         let size = s.u64(p)?;
         let text = s.compressed(p, size)?;
+        if text.len() as u64 != size {
+            return Err(self.bad(
+                "TOKENS",
+                format!(
+                    "{size} bytes of tokens announced, {} decompressed",
+                    text.len()
+                ),
+            ));
+        }
         let tokens: Vec<String> = text
             .split(|&c| c == 0)
             .take(count.min(text.len() as u64) as usize)

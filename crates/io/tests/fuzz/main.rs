@@ -51,6 +51,7 @@ fn corpus_replays_without_panic() {
                 "obj" => Some(check_obj(&p)),
                 "glb" | "gltf" => Some(check_gltf(&p)),
                 "toml" => Some(check_scene(&p)),
+                "usdc" => Some(check_usdc(&p)),
                 _ => None,
             };
             if let Some(ok) = done {
