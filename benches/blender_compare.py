@@ -262,7 +262,9 @@ def median_run(runs: list) -> tuple:
     walls = sorted(run[0] for run in runs)
     cpus = sorted(run[1] for run in runs)
     middle = sorted(runs, key=lambda run: run[0])[(len(runs) - 1) // 2]
-    median = lambda values: (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2.0  # noqa: E731
+    def median(values: list) -> float:
+        return (values[(len(values) - 1) // 2] + values[len(values) // 2]) / 2.0
+
     return (median(walls), median(cpus), middle[2], (walls[0], walls[-1]), (cpus[0], cpus[-1]))
 
 

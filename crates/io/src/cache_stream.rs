@@ -382,17 +382,15 @@ impl CacheStream {
     }
 
     fn open_usdc(path: &Path) -> Result<Self> {
-        let mesh = read_usdc_mesh(path)?;
-        let file = File::open(path).map_err(|e| IoError::io(path, e))?;
+        let (mesh, file) = read_usdc_mesh(path)?;
+        let num_frames = mesh.samples.len();
         let source = Source::Usdc {
             file,
             samples: mesh.samples,
             buf: Vec::new(),
         };
         let mut s = Self::base(path, CacheKind::Usdc, source);
-        if let Source::Usdc { samples, .. } = &s.source {
-            s.num_frames = samples.len();
-        }
+        s.num_frames = num_frames;
         s.num_points = mesh.num_points;
         s.frame_start = mesh.frame_start;
         s.fps = mesh.fps;

@@ -31,11 +31,13 @@ pub struct UsdcMesh {
     pub samples: Vec<u64>,
 }
 
-/// Opens `path` and finds its point-cache mesh.
-pub fn read_usdc_mesh(path: &Path) -> Result<UsdcMesh> {
+/// Opens `path` and finds its point-cache mesh; returns it with the open file (to read the
+/// samples from).
+pub fn read_usdc_mesh(path: &Path) -> Result<(UsdcMesh, File)> {
     let mut r = CrateReader::open(path)?;
     let layer = r.structure()?;
-    layer.mesh(&mut r)
+    let mesh = layer.mesh(&mut r)?;
+    Ok((mesh, r.file))
 }
 
 /// A crate file being read: the open file and its length, every read bounds-checked.

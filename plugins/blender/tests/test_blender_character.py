@@ -478,3 +478,43 @@ def test_aimex_and_projected_damping_are_exported_and_baked(tmp_path, monkeypatc
     assert bpy.ops.clothbake.bake() == {"FINISHED"}
     _, cache = read_pc2(bpy.path.abspath(skirt.modifiers["ClothBake"].filepath))
     assert cache.shape == (4, len(skirt.data.vertices), 3) and np.all(np.isfinite(cache))
+
+
+@pytest.mark.parametrize("kind", ["skirt_dash", "skirt_on_bone"])
+def test_usd_option_on_a_walking_character_shows_the_pc2_of_the_same_bake(tmp_path, monkeypatch, kind):
+    """*Load As: USD* on a walker: the skirt skinned to a rig running 16 m with root motion (its
+    Armature switched off, the Subdivision kept after the cache) and the skirt parented to the hips
+    bone. Blender's Mesh Sequence Cache reads the bake's binary layer (``.usdc``) and shows, at every
+    frame, the object-local positions of the PC2 the same bake wrote, exactly; the garment keeps its
+    polygons and UVs."""
+    monkeypatch.setenv("CLOTHBAKE_BIN", clothbake_binary())
+    addon()
+    scene, garment, _proxies = BUILDERS[kind](tmp_path)
+    s = scene.clothbake
+    s.cache_format = "USD"
+    faces = [tuple(p.vertices) for p in garment.data.polygons]
+    uv_layers = [uv.name for uv in garment.data.uv_layers]
+    assert bpy.ops.clothbake.bake() == {"FINISHED"}, s.status
+    names = [m.name for m in garment.modifiers]
+    assert names == (["Armature", "ClothBake", "Subdivision"] if kind in SKINNED else ["ClothBake"])
+    mod = garment.modifiers["ClothBake"]
+    assert mod.type == "MESH_SEQUENCE_CACHE" and mod.read_data == {"VERT"}
+    layer = bpy.path.abspath(mod.cache_file.filepath)
+    binary = layer.replace(".blender.usda", ".usdc")
+    with open(binary, "rb") as f:
+        assert f.read(8) == b"PXR-USDC"
+    start, cache = read_pc2(layer.replace(".blender.usda", ".pc2"))
+    assert start == s.frame_start and cache.shape[0] == s.frame_end - s.frame_start + 1
+    tail = [m for m in garment.modifiers if m.type == "SUBSURF"]
+    for m in tail:
+        m.show_viewport = False
+    for f in range(s.frame_start, s.frame_end + 1):
+        scene.frame_set(f)
+        assert np.array_equal(evaluated_local(garment), cache[f - s.frame_start]), f"frame {f}"
+    for m in tail:
+        m.show_viewport = True
+    ev = garment.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    if not tail:
+        assert [tuple(p.vertices) for p in ev.polygons] == faces
+    assert [uv.name for uv in ev.uv_layers] == uv_layers
+    assert np.max(np.linalg.norm(cache[-1] - cache[0], axis=1)) > 0.02  # the cloth moved in its own space
