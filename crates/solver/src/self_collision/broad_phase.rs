@@ -775,7 +775,7 @@ const SHIFT_SAMPLES: usize = 1024;
 /// dress-walk sample. The median, not the mean, so that one exploding vertex cannot stretch every
 /// other vertex's sweep; of at most [`SHIFT_SAMPLES`] vertices, evenly spaced in index order (the
 /// frame only needs to be near the typical motion), read in one pass. `scratch` is reusable.
-fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<Vec3>) -> Vec3 {
+pub(super) fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<Vec3>) -> Vec3 {
     if x0.is_empty() {
         return Vec3::ZERO;
     }

@@ -12,9 +12,11 @@
 //!    new pairs are added (broad_phase/grow.rs); pairs of hard-pinned vertices only are skipped
 //!    ([`SelfCollision::set_immovable`]);
 //! 2. proximity repulsion with Coulomb friction for vertex–triangle and edge–edge pairs closer than
-//!    the thickness at the start of the substep (BFA02 §6.1, §7.2);
+//!    the thickness at the start of the substep (BFA02 §6.1, §7.2), except pairs already that
+//!    close at rest, listed once (rest_close.rs);
 //! 3. iterated continuous collision detection (coplanarity cubic + distance at the root) with
-//!    inelastic impulses (BFA02 §6.2, §7.3);
+//!    inelastic impulses (BFA02 §6.2, §7.3), behind a filter that skips pairs whose distance
+//!    exceeds their displacements relative to the garment's median motion (narrow.rs);
 //! 4. rigid impact zones as the fail-safe (BFA02 §7.4, Provot 1997).
 //!
 //! Pinned vertices have infinite mass throughout, and vertices resting on a body cannot be pushed
@@ -36,6 +38,7 @@ mod narrow;
 mod parallel;
 mod prepared;
 pub mod proximity;
+mod rest_close;
 mod topology;
 
 pub use contact::{Contact, Mobility, NormalFrom, MAX_AMPLIFICATION};
@@ -52,6 +55,7 @@ use narrow::Narrow;
 use parallel::{par_gather, par_gather_with};
 use prepared::Prepared;
 use rayon::prelude::*;
+use rest_close::RestClose;
 
 /// Continuous-collision impulse iterations before falling back to impact zones (BFA02 §7.3).
 pub const MAX_CCD_ITERATIONS: u32 = 10;
@@ -149,13 +153,23 @@ pub struct SelfCollision {
     edges: Vec<[u32; 2]>,
     layer: Vec<u32>,
     layer_self_collide: Vec<bool>,
+    /// Rest positions (m), if given: pairs closer than the thickness there get no repulsion.
     rest: Option<Vec<Vec3>>,
+    /// Those pairs, listed at the first call and again whenever the thicknesses change.
+    rest_close: RestClose,
     /// Thickness (m) and friction of each vertex's garment.
     thick: Vec<f32>,
     friction: Vec<f32>,
-    /// Positions at the end of the substep, x0 + h·v (m), and |x1 − x0| in f64 (m).
+    /// Positions at the end of the substep, x0 + h·v (m), and |x1 − x0 − u| in f64 (m), u the
+    /// resolve's `frame`.
     x1: Vec<Vec3>,
     disp: Vec<f64>,
+    /// One displacement u (m) for every vertex of a resolve, the median motion of its x0 → x1
+    /// ([`broad_phase::frame_shift`]): the CCD's no-contact filter bounds a pair's relative
+    /// displacement by |d_i − u| + |d_j − u|, small when the cloth moves as a whole.
+    frame: Vec3,
+    /// Scratch of [`broad_phase::frame_shift`].
+    frame_scratch: Vec<Vec3>,
     /// Broad-phase box inflation per vertex (m).
     inflate: Vec<f32>,
     /// Vertices whose x1 left their broad-phase box (scratch of a rebuild).
@@ -190,10 +204,13 @@ impl SelfCollision {
             layer: topology.vertex_layer.clone(),
             layer_self_collide: topology.layer_self_collide.clone(),
             rest: topology.rest_positions.clone(),
+            rest_close: RestClose::default(),
             thick: vec![0.0; n],
             friction: vec![0.0; n],
             x1: vec![Vec3::ZERO; n],
             disp: vec![0.0; n],
+            frame: Vec3::ZERO,
+            frame_scratch: Vec::new(),
             inflate: vec![0.0; n],
             escaped: Vec::new(),
             broad,
@@ -312,12 +329,14 @@ impl SelfCollision {
         self.set_params(params);
         self.x1
             .par_iter_mut()
-            .zip(self.disp.par_iter_mut())
             .zip(x0.par_iter().zip(v.par_iter()))
-            .for_each(|((x1, d), (p, u))| {
-                *x1 = *p + *u * h;
-                *d = displacement(*p, *x1);
-            });
+            .for_each(|(x1, (p, u))| *x1 = *p + *u * h);
+        self.frame = broad_phase::frame_shift(x0, &self.x1, &mut self.frame_scratch);
+        let (x1, frame) = (&self.x1, self.frame);
+        self.disp
+            .par_iter_mut()
+            .zip(x0.par_iter().zip(x1.par_iter()))
+            .for_each(|(d, (p, q))| *d = displacement(*p, *q, frame));
         lap.lap(&mut report.times.other);
         if prepared && self.prepared_cover_the_sweep() {
             // The prepared candidates (unswept boxes at x0, half a thickness wide) hold every
@@ -458,7 +477,7 @@ impl SelfCollision {
         for &i in idx {
             let i = i as usize;
             self.x1[i] = x0[i] + v[i] * h;
-            self.disp[i] = displacement(x0[i], self.x1[i]);
+            self.disp[i] = displacement(x0[i], self.x1[i], self.frame);
             self.mark[i] = self.generation;
             let margin = narrow::CCD_TOLERANCE_FRACTION * self.thick[i] + 1e-7;
             out |= !self.broad.contains_with_margin(i, self.x1[i], margin);
@@ -517,7 +536,8 @@ impl SelfCollision {
             .grow(&mesh, x0, &self.x1, &self.inflate, &self.escaped)
     }
 
-    /// Thickness and friction of every vertex from its garment's parameters.
+    /// Thickness and friction of every vertex from its garment's parameters, and the pairs
+    /// closer than the thickness at rest for those thicknesses.
     fn set_params(&mut self, params: &[SelfCollisionParams]) {
         for ((th, mu), &l) in self
             .thick
@@ -527,6 +547,17 @@ impl SelfCollision {
         {
             let p = params[l as usize];
             (*th, *mu) = (p.thickness, p.friction);
+        }
+        if let Some(rest) = &self.rest {
+            if !self.rest_close.holds_for(&self.thick) {
+                let mesh = Mesh {
+                    triangles: &self.triangles,
+                    edges: &self.edges,
+                    layer: &self.layer,
+                    layer_self_collide: &self.layer_self_collide,
+                };
+                self.rest_close.build(&mesh, rest, &self.thick);
+            }
         }
     }
 
@@ -558,11 +589,10 @@ impl SelfCollision {
             x1: &self.x1,
             triangles: &self.triangles,
             edges: &self.edges,
-            layer: &self.layer,
             thick: &self.thick,
             friction: &self.friction,
             disp: &self.disp,
-            rest: self.rest.as_deref(),
+            rest_close: self.rest.is_some().then_some(&self.rest_close),
         }
     }
 
@@ -645,8 +675,8 @@ impl SelfCollision {
     }
 }
 
-/// |x1 − x0| (m) in f64, as the CCD's no-contact filter computes it.
+/// |x1 − x0 − frame| (m) in f64, as the CCD's no-contact filter computes it.
 #[inline]
-fn displacement(x0: Vec3, x1: Vec3) -> f64 {
-    (x1.as_dvec3() - x0.as_dvec3()).length()
+fn displacement(x0: Vec3, x1: Vec3, frame: Vec3) -> f64 {
+    (x1.as_dvec3() - x0.as_dvec3() - frame.as_dvec3()).length()
 }
