@@ -155,7 +155,8 @@ pub struct SelfCollision {
     layer_self_collide: Vec<bool>,
     /// Rest positions (m), if given: pairs closer than the thickness there get no repulsion.
     rest: Option<Vec<Vec3>>,
-    /// Those pairs, listed at the first call and again whenever the thicknesses change.
+    /// Those pairs, listed at the first call and again whenever the thicknesses change, with
+    /// bounds of their distances.
     rest_close: RestClose,
     /// Thickness (m) and friction of each vertex's garment.
     thick: Vec<f32>,
@@ -598,6 +599,9 @@ impl SelfCollision {
 
     /// Proximity contacts of all candidates at x0 into `self.contacts` (vertex–triangle first).
     fn narrow_proximity(&mut self, x0: &[Vec3]) {
+        if self.rest.is_some() {
+            self.rest_close.advance(x0);
+        }
         let mut contacts = std::mem::take(&mut self.contacts);
         let mut ee_contacts = std::mem::take(&mut self.ee_contacts);
         let mut bufs = std::mem::take(&mut self.contact_bufs);

@@ -26,8 +26,8 @@ pub struct Narrow<'a> {
     /// |x1 − x0 − u| of each vertex (m), computed in f64 from the f32 positions, with one
     /// displacement u for all (the resolve's frame): |d_i − d_j| ≤ disp_i + disp_j.
     pub disp: &'a [f64],
-    /// Pairs closer than their thickness at rest, which get no proximity repulsion (None: no
-    /// rest positions were given).
+    /// Pairs closer than their thickness at rest, which get no proximity repulsion, with their
+    /// distance bounds (None: no rest positions were given).
     pub rest_close: Option<&'a RestClose>,
 }
 
@@ -46,21 +46,27 @@ impl Narrow<'_> {
     /// `sep` receives a lower bound of their distance at x0 (m), for [`Self::vertex_triangle_ccd`].
     pub fn vertex_triangle_proximity(&self, p: u32, t: u32, sep: &mut f64) -> Option<Contact> {
         let tri = self.triangles[t as usize];
+        let g = |i: u32| self.x0[i as usize].as_dvec3();
+        if let Some(rc) = self.rest_close {
+            if let Some(slot) = rc.vertex_triangle(p, t) {
+                // Closer than the thickness at rest: no repulsion, only the distance's bound.
+                *sep = rc.distance_bound(slot, [p, tri[0], tri[1], tri[2]], || {
+                    point_triangle_distance(g(p), g(tri[0]), g(tri[1]), g(tri[2]))
+                });
+                return None;
+            }
+        }
         let (th, mu) = self.pair_params(p, tri[0]);
         if !self.near_at_start(&[p], &tri, th) {
             *sep = th as f64;
             return None;
         }
-        let g = |i: u32| self.x0[i as usize].as_dvec3();
         let (xp, a, b, c) = (g(p), g(tri[0]), g(tri[1]), g(tri[2]));
         let w = point_triangle_weights(xp, a, b, c);
         let delta = xp - (a * w[0] + b * w[1] + c * w[2]);
         let dist = delta.length();
         *sep = dist;
         if dist >= th as f64 {
-            return None;
-        }
-        if self.rest_close.is_some_and(|rc| rc.vertex_triangle(p, t)) {
             return None;
         }
         let idx = [p, tri[0], tri[1], tri[2]];
@@ -86,21 +92,27 @@ impl Narrow<'_> {
     /// receives a lower bound of their distance at x0 (m), for [`Self::edge_edge_ccd`].
     pub fn edge_edge_proximity(&self, e: u32, f: u32, sep: &mut f64) -> Option<Contact> {
         let (ea, eb) = (self.edges[e as usize], self.edges[f as usize]);
+        let g = |i: u32| self.x0[i as usize].as_dvec3();
+        if let Some(rc) = self.rest_close {
+            if let Some(slot) = rc.edge_edge(e, f) {
+                // Closer than the thickness at rest: no repulsion, only the distance's bound.
+                *sep = rc.distance_bound(slot, [ea[0], ea[1], eb[0], eb[1]], || {
+                    segment_segment_distance(g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]))
+                });
+                return None;
+            }
+        }
         let (th, mu) = self.pair_params(ea[0], eb[0]);
         if !self.near_at_start(&ea, &eb, th) {
             *sep = th as f64;
             return None;
         }
-        let g = |i: u32| self.x0[i as usize].as_dvec3();
         let (a, b, c, d) = (g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]));
         let (s, u) = segment_segment_params(a, b, c, d);
         let delta = a.lerp(b, s) - c.lerp(d, u);
         let dist = delta.length();
         *sep = dist;
         if dist >= th as f64 {
-            return None;
-        }
-        if self.rest_close.is_some_and(|rc| rc.edge_edge(e, f)) {
             return None;
         }
         let idx = [ea[0], ea[1], eb[0], eb[1]];

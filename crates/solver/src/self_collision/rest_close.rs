@@ -1,16 +1,26 @@
 //! The pairs of one garment already closer than their thickness at rest, listed once. A mesh finer
-//! than its thickness (the thin-triangle skirt: 3.5 mm between its columns, 5 mm thick) has many:
-//! every proximity pass finds them again (28 per vertex on that skirt, all of its candidates) and
-//! must not push them apart (a flat sheet would inflate itself), which took a second closest-point
-//! computation at the rest positions for each. Looked up here instead: per vertex its sorted
-//! rest-close triangles, per edge its sorted rest-close edges (compressed rows), built from a
-//! broad phase over the rest positions with the proximity pass's own inflation and the same test
-//! at rest, so a pair is listed exactly when that test holds (the same contacts, to the bit).
+//! than its thickness (the thin-triangle skirt: 3.5 mm between its columns, 5 mm thick; the 256²
+//! sheet: 3.9 mm) has many: every proximity pass finds them again (28 per vertex on that skirt,
+//! all of its candidates) and must not push them apart (a flat sheet would inflate itself), which
+//! took a second closest-point computation at the rest positions for each. Looked up here instead:
+//! per vertex its sorted rest-close triangles, per edge its sorted rest-close edges (compressed
+//! rows), built from a broad phase over the rest positions with the proximity pass's own
+//! inflation and the same test at rest, so a pair is listed exactly when that test holds (the same
+//! contacts, to the bit).
+//!
+//! Such a pair needs only a lower bound of its distance, for the continuous collision's filter
+//! (narrow.rs). Each keeps the distance last computed and the motion its vertices have made since,
+//! relative to the garment's median motion: over any motions the distance shrinks by at most the
+//! sum of those (see [`RestClose::advance`]), so the bound holds until that sum has eaten a quarter
+//! of it, and only then is the distance computed again. The bounds only decide which pairs the
+//! filter skips, never a result: dropping them (a new stage) changes no bit.
 
-use super::broad_phase::{BroadPhase, Mesh};
+use super::broad_phase::{frame_shift, BroadPhase, Mesh};
 use super::narrow::rest_distance_below;
 use super::PROXIMITY_INFLATION;
 use glam::Vec3;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Rest-close pairs for one set of garment thicknesses.
 #[derive(Debug, Default)]
@@ -23,7 +33,22 @@ pub(super) struct RestClose {
     /// Edge e's rest-close edges f (e < f): `ee[ee_start[e]..ee_start[e + 1]]`, ascending.
     ee_start: Vec<u32>,
     ee: Vec<u32>,
+    /// Per listed pair (vertex–triangle slots first, then edge–edge), the f64 bits of the distance
+    /// last computed (m; −∞: none yet) and of its four vertices' `drift` sum then (m). Atomics
+    /// with relaxed order: each pair is a candidate at most once per pass, so each slot is
+    /// touched by one task.
+    dist: Vec<AtomicU64>,
+    drift_then: Vec<AtomicU64>,
+    /// Per vertex: the summed lengths (m) of its motions between calls relative to each call's
+    /// median motion, and its positions at the last call (m).
+    drift: Vec<f64>,
+    last_x0: Vec<Vec3>,
+    /// Scratch of [`frame_shift`].
+    scratch: Vec<Vec3>,
 }
+
+/// Part of a cached distance that the vertices' motion since may eat before it is computed again.
+const LOOSEST: f64 = 0.25;
 
 impl RestClose {
     /// Are the lists those of the vertex thicknesses `thick` (m)?
@@ -58,24 +83,73 @@ impl RestClose {
         (self.ee_start, self.ee) = compressed_rows(edges.len(), ee);
         self.thick.clear();
         self.thick.extend_from_slice(thick);
+        let slots = self.vf.len() + self.ee.len();
+        let none = f64::NEG_INFINITY.to_bits();
+        self.dist = (0..slots).map(|_| AtomicU64::new(none)).collect();
+        self.drift_then = (0..slots).map(|_| AtomicU64::new(0)).collect();
+        self.drift.clear();
+        self.drift.resize(n, 0.0);
+        self.last_x0.clear();
     }
 
-    /// Is vertex `p` closer than the thickness to triangle `t` at rest?
-    #[inline]
-    pub fn vertex_triangle(&self, p: u32, t: u32) -> bool {
-        row(&self.vf_start, &self.vf, p).binary_search(&t).is_ok()
+    /// Adds each vertex's motion since the last call, relative to the median motion u of all
+    /// ([`frame_shift`]): drift_i += |Δx_i − u| (m). Every point of a primitive is a fixed convex
+    /// combination of its vertices, so between two calls the distance of a pair shrinks by at
+    /// most max |Δx_i − Δx_j| ≤ |Δx_i − u| + |Δx_j − u| over a vertex i of one and j of the other,
+    /// and over several calls by at most the growth of the four vertices' drift sum.
+    pub fn advance(&mut self, x0: &[Vec3]) {
+        if self.last_x0.len() != x0.len() {
+            self.last_x0.clear();
+            self.last_x0.extend_from_slice(x0);
+            return;
+        }
+        let u = frame_shift(&self.last_x0, x0, &mut self.scratch).as_dvec3();
+        self.drift
+            .par_iter_mut()
+            .zip(self.last_x0.par_iter_mut())
+            .zip(x0.par_iter())
+            .for_each(|((d, last), &x)| {
+                *d += (x.as_dvec3() - last.as_dvec3() - u).length();
+                *last = x;
+            });
     }
 
-    /// Are edges `e` < `f` closer than the thickness at rest?
+    /// The slot of vertex `p` and triangle `t` if they are closer than the thickness at rest.
     #[inline]
-    pub fn edge_edge(&self, e: u32, f: u32) -> bool {
-        row(&self.ee_start, &self.ee, e).binary_search(&f).is_ok()
+    pub fn vertex_triangle(&self, p: u32, t: u32) -> Option<usize> {
+        slot(&self.vf_start, &self.vf, p, t)
+    }
+
+    /// The slot of edges `e` < `f` if they are closer than the thickness at rest.
+    #[inline]
+    pub fn edge_edge(&self, e: u32, f: u32) -> Option<usize> {
+        slot(&self.ee_start, &self.ee, e, f).map(|k| self.vf.len() + k)
+    }
+
+    /// A lower bound (m) of the distance of the pair in `slot` with vertices `idx` at the positions
+    /// of the last [`Self::advance`]: the cached one while it holds at least 1 − [`LOOSEST`] of
+    /// its value, else `exact()`, which is then cached.
+    #[inline]
+    pub fn distance_bound(&self, slot: usize, idx: [u32; 4], exact: impl FnOnce() -> f64) -> f64 {
+        let drift_now: f64 = idx.iter().map(|&i| self.drift[i as usize]).sum();
+        let dist = f64::from_bits(self.dist[slot].load(Relaxed));
+        let moved = drift_now - f64::from_bits(self.drift_then[slot].load(Relaxed));
+        // The margins cover the round-off of the running sums (far below a nanometre).
+        if moved <= LOOSEST * dist {
+            return dist - moved * (1.0 + 1e-9) - 1e-9;
+        }
+        let d = exact();
+        self.dist[slot].store(d.to_bits(), Relaxed);
+        self.drift_then[slot].store(drift_now.to_bits(), Relaxed);
+        d
     }
 }
 
-fn row<'a>(start: &[u32], items: &'a [u32], i: u32) -> &'a [u32] {
-    let i = i as usize;
-    &items[start[i] as usize..start[i + 1] as usize]
+/// Index into `items` of column `c` of row `r`, if listed.
+#[inline]
+fn slot(start: &[u32], items: &[u32], r: u32, c: u32) -> Option<usize> {
+    let (first, end) = (start[r as usize] as usize, start[r as usize + 1] as usize);
+    items[first..end].binary_search(&c).ok().map(|k| first + k)
 }
 
 /// Compressed rows of `rows` entries from pairs sorted by row, then column.
@@ -98,12 +172,21 @@ fn compressed_rows<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::self_collision::narrow::rest_distance_below;
+    use crate::self_collision::proximity::{point_triangle_distance, segment_segment_distance};
     use crate::self_collision::topology::unique_edges;
 
-    /// A strip of `cols` columns of 4 mm and two rows of 60 mm (thin triangles, like the skirt):
-    /// at 5 mm thickness the pairs of neighbouring columns are rest-close, farther ones not.
-    #[test]
-    fn lists_exactly_the_pairs_closer_than_the_thickness_at_rest() {
+    /// A strip of 12 columns of 4 mm and two rows of 60 mm (thin triangles, like the skirt), 5 mm
+    /// thick: neighbouring columns are closer than the thickness at rest, farther ones not.
+    struct Strip {
+        rest: Vec<Vec3>,
+        triangles: Vec<[u32; 3]>,
+        edges: Vec<[u32; 2]>,
+        layer: Vec<u32>,
+        thick: Vec<f32>,
+    }
+
+    fn strip() -> Strip {
         let cols = 12u32;
         let rest: Vec<Vec3> = (0..3)
             .flat_map(|r| (0..cols).map(move |c| Vec3::new(0.004 * c as f32, 0.06 * r as f32, 0.0)))
@@ -118,44 +201,129 @@ mod tests {
             }
         }
         let edges = unique_edges(&triangles);
-        let layer = vec![0u32; rest.len()];
+        let n = rest.len();
+        Strip {
+            rest,
+            triangles,
+            edges,
+            layer: vec![0; n],
+            thick: vec![0.005; n],
+        }
+    }
+
+    fn built(s: &Strip) -> RestClose {
         let mesh = Mesh {
-            triangles: &triangles,
-            edges: &edges,
-            layer: &layer,
+            triangles: &s.triangles,
+            edges: &s.edges,
+            layer: &s.layer,
             layer_self_collide: &[true],
         };
-        let thick = vec![0.005f32; rest.len()];
         let mut rc = RestClose::default();
-        rc.build(&mesh, &rest, &thick);
-        assert!(rc.holds_for(&thick));
-        assert!(!rc.holds_for(&vec![0.004; rest.len()]));
+        rc.build(&mesh, &s.rest, &s.thick);
+        rc
+    }
+
+    #[test]
+    fn lists_exactly_the_pairs_closer_than_the_thickness_at_rest() {
+        let s = strip();
+        let rc = built(&s);
+        assert!(rc.holds_for(&s.thick));
+        assert!(!rc.holds_for(&vec![0.004; s.rest.len()]));
+        let close = |a: &[u32], b: &[u32]| rest_distance_below(&s.rest, &s.layer, &s.thick, a, b);
         let mut listed = 0;
-        for p in 0..rest.len() as u32 {
-            for (t, tri) in triangles.iter().enumerate() {
-                if tri.contains(&p) {
-                    continue;
+        for p in 0..s.rest.len() as u32 {
+            for (t, tri) in s.triangles.iter().enumerate() {
+                if !tri.contains(&p) {
+                    let want = close(&[p], tri);
+                    let got = rc.vertex_triangle(p, t as u32).is_some();
+                    assert_eq!(got, want, "vertex {p}, triangle {t}");
+                    listed += want as usize;
                 }
-                let want = rest_distance_below(&rest, &layer, &thick, &[p], tri);
-                assert_eq!(
-                    rc.vertex_triangle(p, t as u32),
-                    want,
-                    "vertex {p}, triangle {t}"
-                );
-                listed += want as usize;
             }
         }
-        for e in 0..edges.len() {
-            for f in e + 1..edges.len() {
-                let (a, b) = (edges[e], edges[f]);
-                if a.iter().any(|v| b.contains(v)) {
-                    continue;
+        for (e, a) in s.edges.iter().enumerate() {
+            for (f, b) in s.edges.iter().enumerate().skip(e + 1) {
+                if !a.iter().any(|v| b.contains(v)) {
+                    let want = close(a, b);
+                    let got = rc.edge_edge(e as u32, f as u32).is_some();
+                    assert_eq!(got, want, "edges {e}, {f}");
+                    listed += want as usize;
                 }
-                let want = rest_distance_below(&rest, &layer, &thick, &a, &b);
-                assert_eq!(rc.edge_edge(e as u32, f as u32), want, "edges {e}, {f}");
-                listed += want as usize;
             }
         }
-        assert!(listed > 4 * rest.len(), "only {listed} rest-close pairs");
+        assert!(listed > 4 * s.rest.len(), "only {listed} rest-close pairs");
+    }
+
+    /// Over 200 calls of a strip carried away, turned, squeezed, bent and wrinkled, every pair's
+    /// bound stays at or below its distance, and most are cached ones.
+    #[test]
+    fn distance_bounds_hold_over_carried_turning_and_wrinkling_motion() {
+        let s = strip();
+        let rc = &mut built(&s);
+        let (mut checked, mut cached) = (0, 0);
+        for call in 0..200 {
+            let t = call as f32 * 0.01;
+            let x: Vec<Vec3> = s
+                .rest
+                .iter()
+                .map(|&p| {
+                    let bend = 0.02 * (p.x * 40.0 + t * 3.0).sin() * (t * 0.5).sin();
+                    let wrinkle = if call % 7 == 0 {
+                        0.0005 * (p.x * 900.0).cos()
+                    } else {
+                        0.0
+                    };
+                    // Columns pushed together by up to a fifth, and apart again.
+                    let squeeze = 1.0 - 0.2 * (t * 2.0).sin().abs();
+                    let local = Vec3::new(p.x * squeeze, p.y, bend + wrinkle);
+                    let (sin, cos) = (0.3 * t).sin_cos();
+                    let turned = Vec3::new(
+                        cos * local.x - sin * local.z,
+                        local.y,
+                        sin * local.x + cos * local.z,
+                    );
+                    turned + Vec3::new(2.0 * t, -0.5 * t * t, 0.1 * t)
+                })
+                .collect();
+            rc.advance(&x);
+            let g = |i: u32| x[i as usize].as_dvec3();
+            for p in 0..x.len() as u32 {
+                for (t, tri) in s.triangles.iter().enumerate() {
+                    if let Some(slot) = rc.vertex_triangle(p, t as u32) {
+                        let exact = point_triangle_distance(g(p), g(tri[0]), g(tri[1]), g(tri[2]));
+                        let mut computed = false;
+                        let bound = rc.distance_bound(slot, [p, tri[0], tri[1], tri[2]], || {
+                            computed = true;
+                            exact
+                        });
+                        assert!(
+                            bound <= exact,
+                            "call {call}: vertex {p}, triangle {t}: {bound} > {exact}"
+                        );
+                        checked += 1;
+                        cached += !computed as u32;
+                    }
+                }
+            }
+            for (e, a) in s.edges.iter().enumerate() {
+                for (f, b) in s.edges.iter().enumerate().skip(e + 1) {
+                    if let Some(slot) = rc.edge_edge(e as u32, f as u32) {
+                        let exact = segment_segment_distance(g(a[0]), g(a[1]), g(b[0]), g(b[1]));
+                        let mut computed = false;
+                        let bound = rc.distance_bound(slot, [a[0], a[1], b[0], b[1]], || {
+                            computed = true;
+                            exact
+                        });
+                        assert!(
+                            bound <= exact,
+                            "call {call}: edges {e}, {f}: {bound} > {exact}"
+                        );
+                        checked += 1;
+                        cached += !computed as u32;
+                    }
+                }
+            }
+        }
+        assert!(2 * cached > checked, "{cached} of {checked} bounds cached");
     }
 }
