@@ -776,12 +776,21 @@ const SHIFT_SAMPLES: usize = 1024;
 /// other vertex's sweep; of at most [`SHIFT_SAMPLES`] vertices, evenly spaced in index order (the
 /// frame only needs to be near the typical motion), read in one pass. `scratch` is reusable.
 pub(super) fn frame_shift(x0: &[Vec3], x1: &[Vec3], scratch: &mut Vec<Vec3>) -> Vec3 {
-    if x0.is_empty() {
+    frame_shift_of(x0.len(), |i| x1[i] - x0[i], scratch)
+}
+
+/// [`frame_shift`] of the displacements `disp(i)`, i < `n`.
+pub(super) fn frame_shift_of(
+    n: usize,
+    disp: impl Fn(usize) -> Vec3,
+    scratch: &mut Vec<Vec3>,
+) -> Vec3 {
+    if n == 0 {
         return Vec3::ZERO;
     }
-    let stride = x0.len().div_ceil(SHIFT_SAMPLES);
+    let stride = n.div_ceil(SHIFT_SAMPLES);
     scratch.clear();
-    scratch.extend(x0.iter().zip(x1).step_by(stride).map(|(&a, &b)| b - a));
+    scratch.extend((0..n).step_by(stride).map(disp));
     let mid = scratch.len() / 2;
     let mut shift = [0.0f32; 3];
     for (axis, s) in shift.iter_mut().enumerate() {

@@ -165,11 +165,11 @@ pub struct SelfCollision {
     /// resolve's `frame`.
     x1: Vec<Vec3>,
     disp: Vec<f64>,
-    /// One displacement u (m) for every vertex of a resolve, the median motion of its x0 → x1
-    /// ([`broad_phase::frame_shift`]): the CCD's no-contact filter bounds a pair's relative
+    /// One displacement u (m) for every vertex of a resolve, the median of the steps h·v
+    /// ([`broad_phase::frame_shift_of`]): the CCD's no-contact filter bounds a pair's relative
     /// displacement by |d_i − u| + |d_j − u|, small when the cloth moves as a whole.
     frame: Vec3,
-    /// Scratch of [`broad_phase::frame_shift`].
+    /// Scratch of [`broad_phase::frame_shift_of`].
     frame_scratch: Vec<Vec3>,
     /// Broad-phase box inflation per vertex (m).
     inflate: Vec<f32>,
@@ -328,16 +328,17 @@ impl SelfCollision {
         // Contacts prepared ahead of the solve at these very positions, if any.
         let prepared = std::mem::take(&mut self.prepared.valid) && self.prepared.x0 == x0;
         self.set_params(params);
+        // The median of the velocities' steps: any one displacement serves the filter.
+        self.frame = broad_phase::frame_shift_of(n, |i| v[i] * h, &mut self.frame_scratch);
+        let frame = self.frame;
         self.x1
             .par_iter_mut()
+            .zip(self.disp.par_iter_mut())
             .zip(x0.par_iter().zip(v.par_iter()))
-            .for_each(|(x1, (p, u))| *x1 = *p + *u * h);
-        self.frame = broad_phase::frame_shift(x0, &self.x1, &mut self.frame_scratch);
-        let (x1, frame) = (&self.x1, self.frame);
-        self.disp
-            .par_iter_mut()
-            .zip(x0.par_iter().zip(x1.par_iter()))
-            .for_each(|(d, (p, q))| *d = displacement(*p, *q, frame));
+            .for_each(|((x1, d), (p, u))| {
+                *x1 = *p + *u * h;
+                *d = displacement(*p, *x1, frame);
+            });
         lap.lap(&mut report.times.other);
         if prepared && self.prepared_cover_the_sweep() {
             // The prepared candidates (unswept boxes at x0, half a thickness wide) hold every

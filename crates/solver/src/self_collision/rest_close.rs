@@ -18,8 +18,8 @@
 use super::broad_phase::{frame_shift, BroadPhase, Mesh};
 use super::narrow::rest_distance_below;
 use super::PROXIMITY_INFLATION;
+use crate::linalg::reduce::for_each_indexed;
 use glam::Vec3;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Rest-close pairs for one set of garment thicknesses.
@@ -98,20 +98,20 @@ impl RestClose {
     /// most max |Δx_i − Δx_j| ≤ |Δx_i − u| + |Δx_j − u| over a vertex i of one and j of the other,
     /// and over several calls by at most the growth of the four vertices' drift sum.
     pub fn advance(&mut self, x0: &[Vec3]) {
+        if self.dist.is_empty() {
+            return;
+        }
         if self.last_x0.len() != x0.len() {
             self.last_x0.clear();
             self.last_x0.extend_from_slice(x0);
             return;
         }
         let u = frame_shift(&self.last_x0, x0, &mut self.scratch).as_dvec3();
-        self.drift
-            .par_iter_mut()
-            .zip(self.last_x0.par_iter_mut())
-            .zip(x0.par_iter())
-            .for_each(|((d, last), &x)| {
-                *d += (x.as_dvec3() - last.as_dvec3() - u).length();
-                *last = x;
-            });
+        let last = &self.last_x0;
+        for_each_indexed(&mut self.drift, |i, d| {
+            *d += (x0[i].as_dvec3() - last[i].as_dvec3() - u).length();
+        });
+        self.last_x0.copy_from_slice(x0);
     }
 
     /// The slot of vertex `p` and triangle `t` if they are closer than the thickness at rest.
