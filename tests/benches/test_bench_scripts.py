@@ -223,3 +223,29 @@ def test_the_scripts_perturb_around_the_solvers_default_cg_tolerance():
     line = next(s for s in source.splitlines() if s.startswith("pub const DEFAULT_CG_TOLERANCE: f32 ="))
     solver = float(line.split("=")[1].strip().rstrip(";"))
     assert blender_compare.DEFAULT_CG_TOLERANCE == solver
+
+
+def test_before_after_alternates_two_binaries_and_compares_their_caches(tmp_path):
+    import before_after
+    scene = blender_compare.write_clothbake_scene(tmp_path, 8, 3, self_collision=True)
+    r = subprocess.run([sys.executable, str(BENCHES / "before_after.py"), "--before", BIN, "--after", BIN,
+                        "--runs", "2", str(scene)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.startswith(f"| {tmp_path.name} |")]
+    assert len(rows) == 1, r.stdout
+    cells = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert cells[-1] == "yes"  # one binary: the same bits
+    assert cells[3].endswith("×") and "→" in cells[4]
+    # The cache comparison itself: one byte off, or a missing file, is "not equal".
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, last in ((a, 1), (b, 2)):
+        d.mkdir()
+        (d / "x.pc2").write_bytes(bytes([0, last]))
+        (d / "report.json").write_text("{}")
+    assert not before_after.same_caches(a, b)
+    (b / "x.pc2").write_bytes(bytes([0, 1]))
+    assert before_after.same_caches(a, b)
+    (a / "y.mdd").write_bytes(b"")
+    assert not before_after.same_caches(a, b)
+    assert before_after.row("s", [2.0, 4.0, 3.0], [1.0, 2.0], [0.5], [0.25], True) == \
+        "| s | 3.00 [2.00–4.00] | 1.50 [1.00–2.00] | 2.00× | 0.500 → 0.250 | yes |"

@@ -558,7 +558,8 @@ impl SelfCollision {
                     layer: &self.layer,
                     layer_self_collide: &self.layer_self_collide,
                 };
-                self.rest_close.build(&mesh, rest, &self.thick);
+                self.rest_close
+                    .build(&mut self.broad, &mesh, rest, &self.thick);
             }
         }
     }

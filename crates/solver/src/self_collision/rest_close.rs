@@ -57,10 +57,11 @@ impl RestClose {
     }
 
     /// Lists the pairs of `mesh` of one garment whose distance at `rest` (m) is below the mean
-    /// thickness of their vertices, `thick` (m per vertex).
-    pub fn build(&mut self, mesh: &Mesh, rest: &[Vec3], thick: &[f32]) {
+    /// thickness of their vertices, `thick` (m per vertex), with `broad` (the stage's own: its
+    /// candidates are replaced by the next build; its first build's tree, made here from the
+    /// rest shape, serves every later one).
+    pub fn build(&mut self, broad: &mut BroadPhase, mesh: &Mesh, rest: &[Vec3], thick: &[f32]) {
         let n = rest.len();
-        let mut broad = BroadPhase::new(n, mesh.triangles, mesh.edges);
         let inflate: Vec<f32> = (0..n)
             .map(|i| {
                 let size = rest[i].abs().max_element();
@@ -219,7 +220,8 @@ mod tests {
             layer_self_collide: &[true],
         };
         let mut rc = RestClose::default();
-        rc.build(&mesh, &s.rest, &s.thick);
+        let mut broad = BroadPhase::new(s.rest.len(), &s.triangles, &s.edges);
+        rc.build(&mut broad, &mesh, &s.rest, &s.thick);
         rc
     }
 
