@@ -249,6 +249,8 @@ impl SelfCollision {
         self.broad
             .set_fixed(immovable, &self.triangles, &self.edges);
         self.prepared.valid = false;
+        // Listed by the broad phase, which skips pairs of immovable vertices: list them again.
+        self.rest_close = RestClose::default();
     }
 
     /// Vertex count this stage was built for.
