@@ -20,7 +20,10 @@
 //!   block rows (translation 2A, rotation 2A + 1), so every level keeps 3×3 blocks and reuses
 //!   [`BlockMatrix`]. On the fine level T's rows are multiplied by S_i (no coarse correction along
 //!   a prescribed direction). Translations alone (tried first) gave 120 iterations on a sheet
-//!   draped on a sphere, where IC(0) needs 50; with rotations 25.
+//!   draped on a sphere, where IC(0) needs 50; with rotations 25. The fine level's aggregates now
+//!   keep only their translations (one block row per node, `next_k`); rotations from the
+//!   second coarse level on: a fifth more iterations on square cells, none on thin triangles,
+//!   and the first coarse level a quarter of its blocks.
 //! - **Smoothed prolongator** P = (I − ω D⁻¹ Ã_s) T, ω = 4/(3 ρ̂), Ã_s = Ã's diagonal and strong
 //!   couplings only (Vaněk et al.'s filtered matrix: on thin triangles P then extends along the
 //!   stiff direction only, and the coarse stencils stay sparse).
@@ -99,6 +102,22 @@ const TENT_OTHER: u8 = 2;
 /// Not aggregated (no strong coupling: e.g. a fixed vertex, whose filtered row is the identity).
 const NONE: u32 = u32::MAX;
 
+/// Coarse rows per aggregate made by level l ([`Level::next_k`]): the fine level's aggregates
+/// keep only their translations, the coarser ones translations and rotations (Vaněk et al. §2).
+/// On thin triangles the first coarse level's rotation rows doubled its rows and made it 1.8× as
+/// many blocks as the fine level (thin-skirt-walk: 2,880 rows and 40,320 blocks against 4,320 and
+/// 22,680), where a V-cycle and a refill spent most, for 1 % of the iterations (8.3 against 8.2
+/// CG iterations per substep); on the 20:1 strips of `explore` 18 and 18 against 18 and 19, on
+/// square cells 10–12 against 8–10 (BENCHMARKS.md, "AMG: translations only on the first coarse
+/// level").
+fn next_k(level: usize) -> usize {
+    if level == 0 {
+        1
+    } else {
+        2
+    }
+}
+
 /// One level of the hierarchy: its matrix and, except on the coarsest, the transfer to the next.
 #[derive(Debug, Default, Clone)]
 struct Level {
@@ -113,9 +132,11 @@ struct Level {
     /// [`super::reduce::PARALLEL_FROM`] vertices; on a coarse level of a parallel hierarchy also
     /// with fewer rows but as many off-diagonal blocks (its products cost as much).
     par: bool,
-    /// Rows per node: 1 on the fine level (a vertex), 2 below (translation row 2b, rotation row
-    /// 2b + 1 of node b).
+    /// Rows per node: 1 on the fine level (a vertex) and on the first coarse level (the
+    /// translation of an aggregate), 2 below (translation row 2b, rotation row 2b + 1 of node b).
     k: usize,
+    /// Rows per node of the next level ([`next_k`]).
+    next_k: usize,
     /// Position of each row's node (m): the vertex, or the centre of the aggregate it stands for.
     pos: Vec<Vec3A>,
     /// Length ℓ (m) scaling this level's rotation unknowns φ = θ·ℓ (θ in rad).
@@ -626,12 +647,14 @@ impl Level {
         count as usize
     }
 
-    /// Patterns of P (over the strong couplings; two coarse rows per aggregate: translation 2A,
-    /// rotation 2A + 1), Pᵀ, Q = A·P and the coarse matrix from `agg`; returns the coarse matrix.
+    /// Patterns of P (over the strong couplings; [`Level::next_k`] coarse rows per aggregate:
+    /// translation mA, with two the rotation mA + 1), Pᵀ, Q = A·P and the coarse matrix from
+    /// `agg`; returns the coarse matrix.
     fn symbolic(&mut self, aggregates: usize, marker: &mut Vec<u32>) -> (BlockMatrix, Vec<f32>) {
         let a = &self.a;
         let n = self.rows();
-        let coarse_rows = 2 * aggregates;
+        let m = self.next_k as u32;
+        let coarse_rows = m as usize * aggregates;
         marker.clear();
         marker.resize(coarse_rows, NONE);
         self.p_ptr.clear();
@@ -643,8 +666,10 @@ impl Level {
                 let c = self.agg[j / self.k];
                 if (s == DIAG || self.strong[s]) && c != NONE && marker[c as usize] != i as u32 {
                     marker[c as usize] = i as u32;
-                    self.p_col.push(2 * c);
-                    self.p_col.push(2 * c + 1);
+                    self.p_col.push(m * c);
+                    if m == 2 {
+                        self.p_col.push(m * c + 1);
+                    }
                 }
             });
             self.p_col[start..].sort_unstable();
@@ -726,8 +751,8 @@ impl Level {
                 continue;
             }
             let (lo, hi) = (ca.min(cb), ca.max(cb));
-            for (r, c) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
-                if let Some(t) = coarse.pattern.slot(2 * lo + r, 2 * hi + c) {
+            for (r, c) in (0..m).flat_map(|r| (0..m).map(move |c| (r, c))) {
+                if let Some(t) = coarse.pattern.slot(m * lo + r, m * hi + c) {
                     weight[t] += ws;
                 }
             }
@@ -743,7 +768,7 @@ impl Level {
     /// term); per (coarse row c, Pᵀ entry, Q entry with column
     /// ≥ c) the offset in the coarse row's [diagonal, upper blocks] (0: the diagonal).
     fn maps(&mut self, coarse: &BlockMatrix) {
-        let (a, n, k) = (&self.a, self.rows(), self.k);
+        let (a, n, k, m) = (&self.a, self.rows(), self.k, self.next_k as u32);
         self.p_map.clear();
         for i in 0..n {
             let cols = &self.p_col[self.p_ptr[i] as usize..self.p_ptr[i + 1] as usize];
@@ -751,7 +776,7 @@ impl Level {
                 let aj = self.agg[j / k];
                 self.p_map
                     .push(if (s == DIAG || self.strong[s]) && aj != NONE {
-                        cols.binary_search(&(2 * aj)).unwrap_or(0) as u32
+                        cols.binary_search(&(m * aj)).unwrap_or(0) as u32
                     } else {
                         NONE
                     });
@@ -816,6 +841,7 @@ impl Level {
     fn numeric(&mut self, coarse: &mut BlockMatrix) {
         let a = &self.a;
         let (omega, d_inv, agg, k) = (self.omega, &self.d_inv, &self.agg, self.k);
+        let rotations = self.next_k == 2;
         let (tt, tr, p_map) = (&self.tent_t, &self.tent_r, &self.p_map);
         let (row_ptr, lower_ptr) = (&a.pattern.row_ptr, &a.pattern.lower_ptr);
         // P_i,c += [i = j] T_ic − ω D_i⁻¹ A_ij T_jc over i and its strong neighbours j, c the
@@ -837,7 +863,9 @@ impl Level {
                         TENT_IDENTITY => vals[c] += m,
                         _ => vals[c] += m * tt[j],
                     }
-                    vals[c + 1] += m * tr[j];
+                    if rotations {
+                        vals[c + 1] += m * tr[j];
+                    }
                 }
             });
             let wd = d_inv[i] * -omega;
@@ -847,7 +875,9 @@ impl Level {
             if agg[i / k] != NONE {
                 let c = p_map[first] as usize;
                 vals[c] += tt[i];
-                vals[c + 1] += tr[i];
+                if rotations {
+                    vals[c + 1] += tr[i];
+                }
             }
         });
         // Pᵀ's blocks by coarse rows (the restriction reads them in order).
@@ -903,7 +933,7 @@ impl Level {
         };
         for_each_indexed(&mut coarse.diag, |c, d| {
             *d = sym(c);
-            if c % 2 == 1 {
+            if rotations && c % 2 == 1 {
                 let t = sym(c - 1);
                 let eps = ROTATION_FLOOR * (t.x_axis.x + t.y_axis.y + t.z_axis.z) / 3.0;
                 *d += Mat3A::from_diagonal(glam::Vec3::splat(eps.max(f32::MIN_POSITIVE)));
@@ -995,8 +1025,9 @@ impl Level {
                 tent_r[i] = Mat3A::from_diagonal(glam::Vec3::splat(own / ell));
             }
         }
+        let m = self.next_k;
         for (i, p) in next_pos.iter_mut().enumerate() {
-            *p = centers[i / 2];
+            *p = centers[i / m];
         }
         ell
     }
@@ -1175,13 +1206,14 @@ impl Amg {
                 level.strong.clear();
                 break;
             }
-            level.coarse_rows = 2 * count;
+            level.next_k = next_k(l);
+            level.coarse_rows = level.next_k * count;
             let (coarse, weight) = level.symbolic(count, &mut self.marker);
             let par =
                 self.levels[0].par && (parallel(coarse.diag.len()) || parallel(coarse.off.len()));
             let mut next = Level {
                 a: coarse,
-                k: 2,
+                k: next_k(l),
                 weight,
                 par,
                 ..Default::default()
@@ -1227,7 +1259,7 @@ impl Amg {
             }
             let (fine, rest) = self.levels.split_at_mut(l + 1);
             let filter = (l == 0).then_some(filter);
-            let count = fine[l].coarse_rows / 2;
+            let count = fine[l].coarse_rows / fine[l].next_k;
             rest[0].scale = fine[l].tentative(count, filter, &mut rest[0].pos);
             fine[l].numeric(&mut rest[0].a);
         }
@@ -1452,13 +1484,15 @@ pub(crate) mod tests {
     /// passes on the thread pool; the build and the V-cycle give the same bits on 1 and 2 threads.
     #[test]
     fn parallel_coarse_level_is_thread_count_independent() {
-        let (a, filter, x) = membrane(100, 100, 0.01, 0.01);
+        // 32,400 vertices: a first coarse level (translations only) of about 3,600 rows.
+        let (a, filter, x) = membrane(180, 180, 0.01, 0.01);
+        let n = x.len();
         let run = |threads: usize| {
             crate::fixtures::on_threads(threads, || {
                 let mut amg = Amg::new();
                 amg.build(&a, &filter, &x, &x);
-                let r = rand_vec(10_000, 3);
-                let mut z = vec![Vec3A::ZERO; 10_000];
+                let r = rand_vec(n, 3);
+                let mut z = vec![Vec3A::ZERO; n];
                 amg.apply(&r, &mut z);
                 let q = amg.quadratic(&r, &mut Partials::default());
                 (amg, z, q)
@@ -1467,7 +1501,12 @@ pub(crate) mod tests {
         let (amg, z1, q1) = run(1);
         let (_, z2, q2) = run(2);
         let l1 = &amg.levels[1];
-        assert!(l1.par && !parallel(l1.rows()), "{:?}", amg.level_sizes());
+        assert!(
+            l1.par && !parallel(l1.rows()),
+            "{:?} {:?}",
+            amg.level_sizes(),
+            amg.level_blocks()
+        );
         assert!(z1
             .iter()
             .zip(&z2)
@@ -1573,11 +1612,19 @@ pub(crate) mod tests {
     /// of the prolongator, plus the rotation floor on the rotation rows' diagonal.
     #[test]
     fn coarse_matrix_is_the_galerkin_product() {
-        let (a, filter, x) = membrane(14, 11, 0.02, 0.01);
+        let (a, filter, x) = membrane(30, 24, 0.02, 0.01);
         let mut amg = Amg::new();
         amg.build(&a, &filter, &x, &x);
-        assert!(amg.levels() >= 2, "{:?}", amg.level_sizes());
-        let (fine, coarse) = (&amg.levels[0], &amg.levels[1].a);
+        // The first coarse level (translations only) and the second (with rotations).
+        assert!(amg.levels() >= 3, "{:?}", amg.level_sizes());
+        for l in 0..2 {
+            galerkin_level(&amg, l);
+        }
+    }
+
+    /// Level l + 1's matrix against the dense PᵀÃP of level l's prolongator.
+    fn galerkin_level(amg: &Amg, l: usize) {
+        let (fine, coarse) = (&amg.levels[l], &amg.levels[l + 1].a);
         let (n, m) = (fine.rows(), coarse.diag.len());
         // Q = A·P keeps only the columns from each row's first P column on, which leaves out
         // 204 of 1,212 blocks here; the coarse matrix checked below is still the whole Galerkin
@@ -1658,7 +1705,7 @@ pub(crate) mod tests {
         for c in 0..m {
             let mut want = galerkin(c, c);
             let scale = (0..3).map(|r| want[r][r].abs()).fold(0.0, f64::max);
-            if c % 2 == 1 {
+            if fine.next_k == 2 && c % 2 == 1 {
                 let t = coarse.diag[c - 1];
                 let eps = ROTATION_FLOOR * (t.x_axis.x + t.y_axis.y + t.z_axis.z) / 3.0;
                 for (r, w) in want.iter_mut().enumerate() {
