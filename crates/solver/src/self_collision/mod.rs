@@ -55,7 +55,7 @@ use narrow::Narrow;
 use parallel::{par_gather, par_gather_with};
 use prepared::Prepared;
 use rayon::prelude::*;
-use rest_close::RestClose;
+use rest_close::{RestClose, NO_SLOT};
 
 /// Continuous-collision impulse iterations before falling back to impact zones (BFA02 §7.3).
 pub const MAX_CCD_ITERATIONS: u32 = 10;
@@ -180,6 +180,10 @@ pub struct SelfCollision {
     /// from the proximity pass (0 = unknown); they let the CCD skip pairs that cannot touch.
     vf_sep: Vec<f64>,
     ee_sep: Vec<f64>,
+    /// Per candidate of the proximity pass: its rest-close slot (scratch;
+    /// [`RestClose::vertex_triangle_slots`]).
+    vf_slot: Vec<u32>,
+    ee_slot: Vec<u32>,
     contacts: Vec<Contact>,
     ee_contacts: Vec<Contact>,
     contact_bufs: Vec<Vec<Contact>>,
@@ -217,6 +221,8 @@ impl SelfCollision {
             broad,
             vf_sep: Vec::new(),
             ee_sep: Vec::new(),
+            vf_slot: Vec::new(),
+            ee_slot: Vec::new(),
             contacts: Vec::new(),
             ee_contacts: Vec::new(),
             contact_bufs: Vec::new(),
@@ -611,12 +617,25 @@ impl SelfCollision {
         let mut bufs = std::mem::take(&mut self.contact_bufs);
         let mut vf_sep = std::mem::take(&mut self.vf_sep);
         let mut ee_sep = std::mem::take(&mut self.ee_sep);
+        let (vf, ee) = (&self.broad.vf, &self.broad.ee);
+        // Each candidate's rest-close slot, in one walk beside the sorted lists.
+        let (vf_slot, ee_slot) = (&mut self.vf_slot, &mut self.ee_slot);
+        if self.rest.is_some() {
+            self.rest_close.vertex_triangle_slots(vf, vf_slot);
+            self.rest_close.edge_edge_slots(ee, ee_slot);
+        } else {
+            vf_slot.clear();
+            vf_slot.resize(vf.len(), NO_SLOT);
+            ee_slot.clear();
+            ee_slot.resize(ee.len(), NO_SLOT);
+        }
         {
             let nar = self.narrow(x0);
-            let (vf, ee) = (&self.broad.vf, &self.broad.ee);
+            let (vf_slot, ee_slot) = (&self.vf_slot, &self.ee_slot);
             par_gather_with(vf.len(), &mut bufs, &mut contacts, &mut vf_sep, |k, buf| {
                 let mut sep = 0.0;
-                if let Some(c) = nar.vertex_triangle_proximity(vf[k][0], vf[k][1], &mut sep) {
+                let [p, t] = vf[k];
+                if let Some(c) = nar.vertex_triangle_proximity(p, t, vf_slot[k], &mut sep) {
                     buf.push(c);
                 }
                 sep
@@ -628,7 +647,8 @@ impl SelfCollision {
                 &mut ee_sep,
                 |k, buf| {
                     let mut sep = 0.0;
-                    if let Some(c) = nar.edge_edge_proximity(ee[k][0], ee[k][1], &mut sep) {
+                    let [e, f] = ee[k];
+                    if let Some(c) = nar.edge_edge_proximity(e, f, ee_slot[k], &mut sep) {
                         buf.push(c);
                     }
                     sep

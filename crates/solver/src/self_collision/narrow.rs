@@ -7,7 +7,7 @@ use super::proximity::{
     point_triangle_distance, point_triangle_weights, segment_segment_distance,
     segment_segment_params,
 };
-use super::rest_close::RestClose;
+use super::rest_close::{RestClose, NO_SLOT};
 use glam::{DVec3, Vec3};
 
 /// CCD distance tolerance as a fraction of the pair thickness (plus an absolute 1e-7 m for f32
@@ -44,17 +44,23 @@ impl Narrow<'_> {
 
     /// Proximity contact of vertex `p` and triangle `t` at x0, if closer than the thickness.
     /// `sep` receives a lower bound of their distance at x0 (m), for [`Self::vertex_triangle_ccd`].
-    pub fn vertex_triangle_proximity(&self, p: u32, t: u32, sep: &mut f64) -> Option<Contact> {
+    /// `slot`: the pair's [`RestClose`] slot ([`RestClose::vertex_triangle_slots`]; [`NO_SLOT`]
+    /// if it is not rest-close or there are no rest positions).
+    pub fn vertex_triangle_proximity(
+        &self,
+        p: u32,
+        t: u32,
+        slot: u32,
+        sep: &mut f64,
+    ) -> Option<Contact> {
         let tri = self.triangles[t as usize];
         let g = |i: u32| self.x0[i as usize].as_dvec3();
-        if let Some(rc) = self.rest_close {
-            if let Some(slot) = rc.vertex_triangle(p, t) {
-                // Closer than the thickness at rest: no repulsion, only the distance's bound.
-                *sep = rc.distance_bound(slot, [p, tri[0], tri[1], tri[2]], || {
-                    point_triangle_distance(g(p), g(tri[0]), g(tri[1]), g(tri[2]))
-                });
-                return None;
-            }
+        if let Some(rc) = self.rest_close.filter(|_| slot != NO_SLOT) {
+            // Closer than the thickness at rest: no repulsion, only the distance's bound.
+            *sep = rc.distance_bound(slot as usize, [p, tri[0], tri[1], tri[2]], || {
+                point_triangle_distance(g(p), g(tri[0]), g(tri[1]), g(tri[2]))
+            });
+            return None;
         }
         let (th, mu) = self.pair_params(p, tri[0]);
         if !self.near_at_start(&[p], &tri, th) {
@@ -90,17 +96,17 @@ impl Narrow<'_> {
 
     /// Proximity contact of edges `e` and `f` at x0, if closer than the thickness. `sep`
     /// receives a lower bound of their distance at x0 (m), for [`Self::edge_edge_ccd`].
-    pub fn edge_edge_proximity(&self, e: u32, f: u32, sep: &mut f64) -> Option<Contact> {
+    /// `slot`: the pair's [`RestClose`] slot ([`RestClose::edge_edge_slots`]; [`NO_SLOT`] if it
+    /// is not rest-close or there are no rest positions).
+    pub fn edge_edge_proximity(&self, e: u32, f: u32, slot: u32, sep: &mut f64) -> Option<Contact> {
         let (ea, eb) = (self.edges[e as usize], self.edges[f as usize]);
         let g = |i: u32| self.x0[i as usize].as_dvec3();
-        if let Some(rc) = self.rest_close {
-            if let Some(slot) = rc.edge_edge(e, f) {
-                // Closer than the thickness at rest: no repulsion, only the distance's bound.
-                *sep = rc.distance_bound(slot, [ea[0], ea[1], eb[0], eb[1]], || {
-                    segment_segment_distance(g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]))
-                });
-                return None;
-            }
+        if let Some(rc) = self.rest_close.filter(|_| slot != NO_SLOT) {
+            // Closer than the thickness at rest: no repulsion, only the distance's bound.
+            *sep = rc.distance_bound(slot as usize, [ea[0], ea[1], eb[0], eb[1]], || {
+                segment_segment_distance(g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]))
+            });
+            return None;
         }
         let (th, mu) = self.pair_params(ea[0], eb[0]);
         if !self.near_at_start(&ea, &eb, th) {

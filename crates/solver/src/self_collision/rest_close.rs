@@ -18,8 +18,9 @@
 use super::broad_phase::{frame_shift, BroadPhase, Mesh};
 use super::narrow::rest_distance_below;
 use super::PROXIMITY_INFLATION;
-use crate::linalg::reduce::for_each_indexed;
+use crate::linalg::reduce::{for_each_indexed, parallel};
 use glam::Vec3;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Rest-close pairs for one set of garment thicknesses.
@@ -116,15 +117,27 @@ impl RestClose {
     }
 
     /// The slot of vertex `p` and triangle `t` if they are closer than the thickness at rest.
-    #[inline]
+    #[cfg(test)]
     pub fn vertex_triangle(&self, p: u32, t: u32) -> Option<usize> {
         slot(&self.vf_start, &self.vf, p, t)
     }
 
     /// The slot of edges `e` < `f` if they are closer than the thickness at rest.
-    #[inline]
+    #[cfg(test)]
     pub fn edge_edge(&self, e: u32, f: u32) -> Option<usize> {
         slot(&self.ee_start, &self.ee, e, f).map(|k| self.vf.len() + k)
+    }
+
+    /// Per vertex–triangle pair of `pairs` its [`Self::vertex_triangle`] slot ([`NO_SLOT`] if
+    /// the pair is not rest-close), into `slots`.
+    pub fn vertex_triangle_slots(&self, pairs: &[[u32; 2]], slots: &mut Vec<u32>) {
+        slots_of(&self.vf_start, &self.vf, 0, pairs, slots);
+    }
+
+    /// Per edge–edge pair of `pairs` its [`Self::edge_edge`] slot ([`NO_SLOT`] if not
+    /// rest-close), into `slots`.
+    pub fn edge_edge_slots(&self, pairs: &[[u32; 2]], slots: &mut Vec<u32>) {
+        slots_of(&self.ee_start, &self.ee, self.vf.len(), pairs, slots);
     }
 
     /// A lower bound (m) of the distance of the pair in `slot` with vertices `idx` at the positions
@@ -146,8 +159,51 @@ impl RestClose {
     }
 }
 
+/// [`RestClose::vertex_triangle_slots`]' value for a pair that is not listed.
+pub(super) const NO_SLOT: u32 = u32::MAX;
+
+/// Pairs per parallel task of [`slots_of`].
+const SLOTS_CHUNK: usize = 4096;
+
+/// Per pair `[r, c]` of `pairs`, `offset` + the index into `items` of column `c` of row `r`, or
+/// [`NO_SLOT`]: what [`slot`] gives, found by walking each row's ascending columns beside the
+/// pairs, which the broad phase lists in ascending order (a pair out of that order restarts its
+/// row's walk, so any order gives the same slots). On the 256² sheet, whose every vertex has
+/// dozens of rest-close pairs, a binary search per candidate was most of the proximity pass.
+fn slots_of(start: &[u32], items: &[u32], offset: usize, pairs: &[[u32; 2]], slots: &mut Vec<u32>) {
+    slots.clear();
+    slots.resize(pairs.len(), NO_SLOT);
+    let walk = |(pairs, slots): (&[[u32; 2]], &mut [u32])| {
+        let (mut row, mut k, mut end, mut last) = (u32::MAX, 0usize, 0usize, 0u32);
+        for (&[r, c], out) in pairs.iter().zip(slots) {
+            if r != row || c < last {
+                (row, k, end) = (
+                    r,
+                    start[r as usize] as usize,
+                    start[r as usize + 1] as usize,
+                );
+            }
+            last = c;
+            while k < end && items[k] < c {
+                k += 1;
+            }
+            if k < end && items[k] == c {
+                *out = (offset + k) as u32;
+            }
+        }
+    };
+    if parallel(pairs.len()) {
+        pairs
+            .par_chunks(SLOTS_CHUNK)
+            .zip(slots.par_chunks_mut(SLOTS_CHUNK))
+            .for_each(walk);
+    } else {
+        walk((pairs, &mut slots[..]));
+    }
+}
+
 /// Index into `items` of column `c` of row `r`, if listed.
-#[inline]
+#[cfg(test)]
 fn slot(start: &[u32], items: &[u32], r: u32, c: u32) -> Option<usize> {
     let (first, end) = (start[r as usize] as usize, start[r as usize + 1] as usize);
     items[first..end].binary_search(&c).ok().map(|k| first + k)
@@ -254,6 +310,51 @@ mod tests {
             }
         }
         assert!(listed > 4 * s.rest.len(), "only {listed} rest-close pairs");
+    }
+
+    /// The slots found by walking the rows beside a list of pairs are those of a lookup per
+    /// pair, for the broad phase's sorted lists, for shuffled ones and for lists with pairs
+    /// that are not rest-close, listed twice or out of the mesh's range of columns.
+    #[test]
+    fn slots_of_pair_lists_match_the_lookup_per_pair() {
+        let s = strip();
+        let rc = built(&s);
+        let mut vf: Vec<[u32; 2]> = (0..s.rest.len() as u32)
+            .flat_map(|p| (0..s.triangles.len() as u32).map(move |t| [p, t]))
+            .filter(|&[p, t]| !s.triangles[t as usize].contains(&p))
+            .collect();
+        let ne = s.edges.len() as u32;
+        let mut ee: Vec<[u32; 2]> = (0..ne)
+            .flat_map(|e| (e + 1..ne).map(move |f| [e, f]))
+            .collect();
+        let mut slots = Vec::new();
+        let mut check = |vf: &[[u32; 2]], ee: &[[u32; 2]], slots: &mut Vec<u32>| {
+            rc.vertex_triangle_slots(vf, slots);
+            let want: Vec<u32> = vf
+                .iter()
+                .map(|&[p, t]| rc.vertex_triangle(p, t).map_or(NO_SLOT, |k| k as u32))
+                .collect();
+            assert_eq!(*slots, want);
+            assert!(want.iter().filter(|&&k| k != NO_SLOT).count() > s.rest.len());
+            rc.edge_edge_slots(ee, slots);
+            let want: Vec<u32> = ee
+                .iter()
+                .map(|&[e, f]| rc.edge_edge(e, f).map_or(NO_SLOT, |k| k as u32))
+                .collect();
+            assert_eq!(*slots, want);
+            assert!(want.iter().filter(|&&k| k != NO_SLOT).count() > s.rest.len());
+        };
+        check(&vf, &ee, &mut slots);
+        // Reversed within each row, every other pair twice: each out-of-order pair restarts.
+        let scramble = |v: &mut Vec<[u32; 2]>| {
+            v.reverse();
+            v.sort_by_key(|p| p[0]);
+            let twice: Vec<[u32; 2]> = v.iter().step_by(2).copied().collect();
+            v.extend(twice);
+        };
+        scramble(&mut vf);
+        scramble(&mut ee);
+        check(&vf, &ee, &mut slots);
     }
 
     /// Over 200 calls of a strip carried away, turned, squeezed, bent and wrinkled, every pair's
