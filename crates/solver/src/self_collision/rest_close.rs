@@ -328,7 +328,7 @@ mod tests {
             .flat_map(|e| (e + 1..ne).map(move |f| [e, f]))
             .collect();
         let mut slots = Vec::new();
-        let mut check = |vf: &[[u32; 2]], ee: &[[u32; 2]], slots: &mut Vec<u32>| {
+        let check = |vf: &[[u32; 2]], ee: &[[u32; 2]], slots: &mut Vec<u32>| {
             rc.vertex_triangle_slots(vf, slots);
             let want: Vec<u32> = vf
                 .iter()
