@@ -46,8 +46,18 @@ def same_caches(a: Path, b: Path) -> bool:
 
 
 def stage_seconds(report: dict, stage: str) -> float:
-    """A stage's total seconds from the report (0 if the bake had no such stage)."""
-    return float(report["stage_totals"].get(stage, 0.0))
+    """A stage's total seconds from the report's `stage_totals`, or one part's (`proximity`,
+    `broad_phase`, `iterations`, `preconditioner`, ...: the `*_parts` under a stage). A name the
+    report does not know is an error, not a column of zeros."""
+    totals = report["stage_totals"]
+    if isinstance(totals.get(stage), (int, float)):
+        return float(totals[stage])
+    for parts in totals.values():
+        if isinstance(parts, dict) and stage in parts:
+            return float(parts[stage])
+    known = sorted(k for k, v in totals.items() if not isinstance(v, dict))
+    known += sorted(p for v in totals.values() if isinstance(v, dict) for p in v)
+    raise SystemExit(f"before_after.py: no stage or part {stage!r} in the report (known: {', '.join(known)})")
 
 
 def row(name: str, before: list, after: list, stage_before: list, stage_after: list, same: bool) -> str:
@@ -68,7 +78,8 @@ def main() -> None:
     ap.add_argument("--after", required=True, help="the binary after it")
     ap.add_argument("--runs", type=int, default=3, help="bakes per binary and scene (default 3)")
     ap.add_argument("--stage", default="self_collision",
-                    help="the report stage whose seconds the table shows (default self_collision)")
+                    help="the report stage, or part of one (proximity, iterations, ...), whose "
+                         "seconds the table shows (default self_collision)")
     args = ap.parse_args()
     print(f"| scene | before s [range] | after s [range] | before / after | `{args.stage}` s | caches equal |")
     print("|---|---:|---:|---:|---:|---|")

@@ -249,3 +249,10 @@ def test_before_after_alternates_two_binaries_and_compares_their_caches(tmp_path
     assert not before_after.same_caches(a, b)
     assert before_after.row("s", [2.0, 4.0, 3.0], [1.0, 2.0], [0.5], [0.25], True) == \
         "| s | 3.00 [2.00–4.00] | 1.50 [1.00–2.00] | 2.00× | 0.500 → 0.250 | yes |"
+    # A stage, a part of one, and a name the report does not have.
+    report = {"stage_totals": {"linear_solve": 2.5, "self_collision": 1.0,
+                               "self_collision_parts": {"proximity": 0.25, "ccd": 0.5}}}
+    assert before_after.stage_seconds(report, "linear_solve") == 2.5
+    assert before_after.stage_seconds(report, "proximity") == 0.25
+    with pytest.raises(SystemExit, match="no stage or part 'proximty'.*proximity"):
+        before_after.stage_seconds(report, "proximty")
