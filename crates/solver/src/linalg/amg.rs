@@ -19,11 +19,12 @@
 //!   centre (ℓ a level length scale, so both columns have unit size). Each coarse node is two 3×3
 //!   block rows (translation 2A, rotation 2A + 1), so every level keeps 3×3 blocks and reuses
 //!   [`BlockMatrix`]. On the fine level T's rows are multiplied by S_i (no coarse correction along
-//!   a prescribed direction). Translations alone (tried first) gave 120 iterations on a sheet
-//!   draped on a sphere, where IC(0) needs 50; with rotations 25. The fine level's aggregates now
-//!   keep only their translations (one block row per node, `next_k`); rotations from the
-//!   second coarse level on: a fifth more iterations on square cells, none on thin triangles,
-//!   and the first coarse level a quarter of its blocks.
+//!   a prescribed direction). Translations alone (tried first, with a Jacobi smoother weighted by
+//!   an estimate of ρ) gave 120 iterations on a sheet draped on a sphere, where IC(0) needs 50;
+//!   with rotations 25. Now the aggregates of the fine and the first two coarse levels keep only
+//!   their translations (one block row per node, `next_k`), the coarser ones their rotations
+//!   too: the large levels a fraction of their blocks, for a tenth more iterations on square
+//!   cells and none on thin triangles.
 //! - **Smoothed prolongator** P = (I − ω D⁻¹ Ã_s) T, ω = 4/(3 ρ̂), Ã_s = Ã's diagonal and strong
 //!   couplings only (Vaněk et al.'s filtered matrix: on thin triangles P then extends along the
 //!   stiff direction only, and the coarse stencils stay sparse).
@@ -102,16 +103,22 @@ const TENT_OTHER: u8 = 2;
 /// Not aggregated (no strong coupling: e.g. a fixed vertex, whose filtered row is the identity).
 const NONE: u32 = u32::MAX;
 
-/// Coarse rows per aggregate made by level l ([`Level::next_k`]): the fine level's aggregates
-/// keep only their translations, the coarser ones translations and rotations (Vaněk et al. §2).
-/// On thin triangles the first coarse level's rotation rows doubled its rows and made it 1.8× as
-/// many blocks as the fine level (thin-skirt-walk: 2,880 rows and 40,320 blocks against 4,320 and
-/// 22,680), where a V-cycle and a refill spent most, for 1 % of the iterations (8.3 against 8.2
-/// CG iterations per substep); on the 20:1 strips of `explore` 18 and 18 against 18 and 19, on
-/// square cells 10–12 against 8–10 (BENCHMARKS.md, "AMG: translations only on the first coarse
-/// level").
+/// Coarse rows per aggregate made by level l ([`Level::next_k`]): the aggregates of the fine
+/// level and of the first two coarse levels keep only their translations, the coarser ones
+/// translations and rotations (Vaněk et al. §2). The rotation rows double a level's rows and
+/// more than double its blocks (coarse stencils are wide), where a V-cycle and a refill spend
+/// most, for few iterations: rotations from the first coarse level on made the thin-triangle
+/// skirt's first coarse level 1.8× the fine level's blocks for 1 % of its iterations; from the
+/// second, its second coarse level 960 rows and 13,440 blocks (the first: 1,440 and 9,720), and
+/// from the third 480 and 3,240, with 8.4 → 8.2 CG iterations per substep and its linear solve
+/// 1.75 → 1.28 s. On the 20:1 strips of `explore` 18 iterations either way (each solve 1.6× faster),
+/// on square cells 10–12 → 11–14 (BENCHMARKS.md, "AMG: rotations from the third coarse level").
+/// The coarsest levels keep them: with translations alone on every level the 256² sheet's
+/// coarsest aggregates could not follow its drape (more rejected substeps).
+const ROTATIONS_FROM: usize = 3;
+
 fn next_k(level: usize) -> usize {
-    if level == 0 {
+    if level < ROTATIONS_FROM {
         1
     } else {
         2
@@ -1615,11 +1622,19 @@ pub(crate) mod tests {
         let (a, filter, x) = membrane(30, 24, 0.02, 0.01);
         let mut amg = Amg::new();
         amg.build(&a, &filter, &x, &x);
-        // The first coarse level (translations only) and the second (with rotations).
+        // The first two coarse levels (translations only): 720 → 80 → 13 rows.
         assert!(amg.levels() >= 3, "{:?}", amg.level_sizes());
         for l in 0..2 {
+            assert_eq!(amg.levels[l].next_k, 1);
             galerkin_level(&amg, l);
         }
+        // A level with rotations: 32,400 → 3,600 → 402 → 52 → 16 rows (8 aggregates).
+        let (a, filter, x) = membrane(180, 180, 0.01, 0.01);
+        let mut amg = Amg::new();
+        amg.build(&a, &filter, &x, &x);
+        assert!(amg.levels() > ROTATIONS_FROM + 1, "{:?}", amg.level_sizes());
+        assert_eq!(amg.levels[ROTATIONS_FROM].next_k, 2);
+        galerkin_level(&amg, ROTATIONS_FROM);
     }
 
     /// Level l + 1's matrix against the dense PᵀÃP of level l's prolongator.
