@@ -57,7 +57,7 @@ impl Narrow<'_> {
         let g = |i: u32| self.x0[i as usize].as_dvec3();
         if let Some(rc) = self.rest_close.filter(|_| slot != NO_SLOT) {
             // Closer than the thickness at rest: no repulsion, only the distance's bound.
-            *sep = rc.distance_bound(slot as usize, [p, tri[0], tri[1], tri[2]], || {
+            *sep = rc.distance_bound::<1>(slot as usize, [p, tri[0], tri[1], tri[2]], || {
                 point_triangle_distance(g(p), g(tri[0]), g(tri[1]), g(tri[2]))
             });
             return None;
@@ -103,7 +103,7 @@ impl Narrow<'_> {
         let g = |i: u32| self.x0[i as usize].as_dvec3();
         if let Some(rc) = self.rest_close.filter(|_| slot != NO_SLOT) {
             // Closer than the thickness at rest: no repulsion, only the distance's bound.
-            *sep = rc.distance_bound(slot as usize, [ea[0], ea[1], eb[0], eb[1]], || {
+            *sep = rc.distance_bound::<2>(slot as usize, [ea[0], ea[1], eb[0], eb[1]], || {
                 segment_segment_distance(g(ea[0]), g(ea[1]), g(eb[0]), g(eb[1]))
             });
             return None;
