@@ -53,10 +53,19 @@ pub(super) struct RestClose {
     anchor: Vec<Vec3>,
     delta: Vec<Vec3A>,
     slack: f64,
-    /// Bounds computed again since the last call, and whether that call started its epoch.
-    refreshed: AtomicU64,
+    /// Bounds computed again since the last call (per pool thread, so that the threads do not
+    /// share a cache line), and whether that call started its epoch.
+    refreshed: [Counter; COUNTERS],
     new_epoch: bool,
 }
+
+/// Per-thread counters of [`RestClose::refreshed`] (threads beyond share them).
+const COUNTERS: usize = 8;
+
+/// A counter alone on its cache line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Counter(AtomicU64);
 
 /// Part of d − m (see [`RestClose::distance_bound`]) the pair's relative displacement may reach
 /// before its distance is computed again; also the part of the pairs computed again in one call
@@ -102,7 +111,7 @@ impl RestClose {
         self.base = (0..slots).map(|_| AtomicU64::new(none)).collect();
         self.anchor.clear();
         self.delta.clear();
-        self.refreshed = AtomicU64::new(0);
+        self.refreshed = Default::default();
         self.new_epoch = false;
     }
 
@@ -114,7 +123,8 @@ impl RestClose {
         if self.base.is_empty() {
             return;
         }
-        let refreshed = self.refreshed.swap(0, Relaxed) as usize;
+        let refreshed: u64 = self.refreshed.iter().map(|c| c.0.swap(0, Relaxed)).sum();
+        let refreshed = refreshed as usize;
         let worn = !self.new_epoch && refreshed as f64 > LOOSEST * self.base.len() as f64;
         self.new_epoch = self.anchor.len() != x0.len() || worn;
         if self.new_epoch {
@@ -195,7 +205,8 @@ impl RestClose {
         }
         let d = exact();
         self.base[slot].store((d - moved).to_bits(), Relaxed);
-        self.refreshed.fetch_add(1, Relaxed);
+        let thread = rayon::current_thread_index().unwrap_or(0) % COUNTERS;
+        self.refreshed[thread].0.fetch_add(1, Relaxed);
         d
     }
 }
