@@ -117,6 +117,8 @@ const NONE: u32 = u32::MAX;
 /// coarsest aggregates could not follow its drape (more rejected substeps).
 const ROTATIONS_FROM: usize = 3;
 
+/// Coarse rows per aggregate made by level `level`: 1 (translation) before [`ROTATIONS_FROM`],
+/// 2 (translation and rotation) from it.
 fn next_k(level: usize) -> usize {
     if level < ROTATIONS_FROM {
         1

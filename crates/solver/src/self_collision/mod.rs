@@ -55,7 +55,7 @@ use narrow::Narrow;
 use parallel::{par_gather, par_gather_with};
 use prepared::Prepared;
 use rayon::prelude::*;
-use rest_close::{RestClose, NO_SLOT};
+use rest_close::RestClose;
 
 /// Continuous-collision impulse iterations before falling back to impact zones (BFA02 §7.3).
 pub const MAX_CCD_ITERATIONS: u32 = 10;
@@ -618,17 +618,10 @@ impl SelfCollision {
         let mut vf_sep = std::mem::take(&mut self.vf_sep);
         let mut ee_sep = std::mem::take(&mut self.ee_sep);
         let (vf, ee) = (&self.broad.vf, &self.broad.ee);
-        // Each candidate's rest-close slot, in one walk beside the sorted lists.
-        let (vf_slot, ee_slot) = (&mut self.vf_slot, &mut self.ee_slot);
-        if self.rest.is_some() {
-            self.rest_close.vertex_triangle_slots(vf, vf_slot);
-            self.rest_close.edge_edge_slots(ee, ee_slot);
-        } else {
-            vf_slot.clear();
-            vf_slot.resize(vf.len(), NO_SLOT);
-            ee_slot.clear();
-            ee_slot.resize(ee.len(), NO_SLOT);
-        }
+        // Each candidate's rest-close slot (none without rest positions), in one walk beside the
+        // sorted lists.
+        self.rest_close.vertex_triangle_slots(vf, &mut self.vf_slot);
+        self.rest_close.edge_edge_slots(ee, &mut self.ee_slot);
         {
             let nar = self.narrow(x0);
             let (vf_slot, ee_slot) = (&self.vf_slot, &self.ee_slot);

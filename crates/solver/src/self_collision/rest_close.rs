@@ -220,11 +220,15 @@ const SLOTS_CHUNK: usize = 4096;
 /// Per pair `[r, c]` of `pairs`, `offset` + the index into `items` of column `c` of row `r`, or
 /// [`NO_SLOT`]: what [`slot`] gives, found by walking each row's ascending columns beside the
 /// pairs, which the broad phase lists in ascending order (a pair out of that order restarts its
-/// row's walk, so any order gives the same slots). On the 256² sheet, whose every vertex has
-/// dozens of rest-close pairs, a binary search per candidate was most of the proximity pass.
+/// row's walk, so any order gives the same slots). Lists not built yet give [`NO_SLOT`] for every
+/// pair. On the 256² sheet, whose every vertex has dozens of rest-close pairs, a binary search per
+/// candidate took about a tenth of the proximity pass (1.33 → 1.18 s, BENCHMARKS.md).
 fn slots_of(start: &[u32], items: &[u32], offset: usize, pairs: &[[u32; 2]], slots: &mut Vec<u32>) {
     slots.clear();
     slots.resize(pairs.len(), NO_SLOT);
+    if start.is_empty() {
+        return;
+    }
     let walk = |(pairs, slots): (&[[u32; 2]], &mut [u32])| {
         let (mut row, mut k, mut end, mut last) = (u32::MAX, 0usize, 0usize, 0u32);
         for (&[r, c], out) in pairs.iter().zip(slots) {
