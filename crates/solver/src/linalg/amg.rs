@@ -96,6 +96,14 @@ const SMOOTHER_WEIGHT: f32 = 1.8;
 /// Regularization of the coarse rotation blocks, relative to the translation block's mean
 /// diagonal.
 const ROTATION_FLOOR: f32 = 1e-3;
+/// Diagonal shift of a smoother block before its Cholesky factor ([`chol_inv`]), relative to the
+/// block's largest diagonal entry. A coarse node whose aggregate lies in contact with a body has its
+/// translation along the contact normal almost filtered out (T's fine rows are multiplied by
+/// S_i), so its diagonal block is near-singular: pivots of 1e-9 of the block's scale made L⁻¹
+/// amplify f32 rounding in the bound and in r − A·(W·r) past the smoother's margin, and the
+/// V-cycle indefinite (rᵀM⁻¹r < 0 ended MPCG early on the 65k sheet draped on a sphere). With
+/// the shift, ‖L⁻¹‖² ≤ 1/ε (2/ε in the fallback).
+const PIVOT_FLOOR: f32 = 1e-5;
 /// [`Level::tent_kind`] values.
 const TENT_ZERO: u8 = 0;
 const TENT_IDENTITY: u8 = 1;
@@ -252,22 +260,38 @@ fn abs_row_sums(m: &Mat3A) -> Vec3A {
     m.x_axis.abs() + m.y_axis.abs() + m.z_axis.abs()
 }
 
-/// L⁻¹ for the Cholesky factor L·Lᵀ = d of an SPD 3×3 block (identity if d is not SPD).
+/// L⁻¹ for the Cholesky factor L·Lᵀ = d + ε·I of the 3×3 block d, ε = [`PIVOT_FLOOR`] × d's
+/// largest diagonal entry; if d is indefinite beyond that shift (a pivot below ε/2), L =
+/// diag(√max(d_kk, ε)); the identity if d's diagonal is zero or not finite. The smoother's
+/// bound holds for any invertible L ([`Level::gershgorin`]); the shift keeps L⁻¹ within what f32
+/// products resolve.
 #[inline]
 fn chol_inv(d: Mat3A) -> Mat3A {
     let (a00, a10, a20) = (d.x_axis.x, d.x_axis.y, d.x_axis.z);
     let (a11, a21, a22) = (d.y_axis.y, d.y_axis.z, d.z_axis.z);
-    let l00 = a00.sqrt();
-    let l10 = a10 / l00;
-    let l20 = a20 / l00;
-    let l11 = (a11 - l10 * l10).sqrt();
-    let l21 = (a21 - l20 * l10) / l11;
-    let l22 = (a22 - l20 * l20 - l21 * l21).sqrt();
-    let l = Mat3A::from_cols(
-        Vec3A::new(l00, l10, l20),
-        Vec3A::new(0.0, l11, l21),
-        Vec3A::new(0.0, 0.0, l22),
-    );
+    let eps = PIVOT_FLOOR * a00.max(a11).max(a22);
+    if !(eps > 0.0 && eps.is_finite()) {
+        return Mat3A::IDENTITY;
+    }
+    let p0 = a00 + eps;
+    let (l10, l20) = (a10 / p0.sqrt(), a20 / p0.sqrt());
+    let p1 = a11 + eps - l10 * l10;
+    let l21 = (a21 - l20 * l10) / p1.sqrt();
+    let p2 = a22 + eps - l20 * l20 - l21 * l21;
+    // `p > ε/2` is false for NaN too.
+    let l = if p1 > 0.5 * eps && p2 > 0.5 * eps {
+        Mat3A::from_cols(
+            Vec3A::new(p0.sqrt(), l10, l20),
+            Vec3A::new(0.0, p1.sqrt(), l21),
+            Vec3A::new(0.0, 0.0, p2.sqrt()),
+        )
+    } else {
+        Mat3A::from_diagonal(
+            glam::Vec3::new(a00, a11, a22)
+                .max(glam::Vec3::splat(eps))
+                .powf(0.5),
+        )
+    };
     let inv = l.inverse();
     if inv.is_finite() {
         inv
@@ -1071,19 +1095,29 @@ impl Coarsest {
                 set(&mut self.l, i, p.col[s] as usize, &a.off[s]);
             }
         }
-        // In-place Cholesky (lower); a pivot that is not clearly positive keeps its original
-        // diagonal (the factor stays SPD: a preconditioner, not an exact solve, there).
+        // In-place Cholesky (lower) of the matrix with each node's diagonal shifted by
+        // ε = PIVOT_FLOOR × its block's largest diagonal entry, as the smoother's blocks
+        // ([`chol_inv`]); a pivot still below ε/2 (the matrix indefinite beyond rounding, or a
+        // direction filtered out of every fine row) takes ε (1 for a zero block, whose
+        // right-hand side is zero). The factor stays SPD with L⁻¹ bounded: a preconditioner,
+        // not an exact solve, there.
         let l = &mut self.l;
         for j in 0..m {
-            let orig = l[j * m + j];
-            let mut d = orig;
+            let block = &a.diag[j / 3];
+            let eps = PIVOT_FLOOR * block.x_axis.x.max(block.y_axis.y).max(block.z_axis.z);
+            let eps = if eps > 0.0 && eps.is_finite() {
+                eps as f64
+            } else {
+                1.0
+            };
+            let mut d = l[j * m + j] + eps;
             for k in 0..j {
                 d -= l[j * m + k] * l[j * m + k];
             }
-            let d = if d > 1e-9 * orig.abs() && d.is_finite() {
+            let d = if d > 0.5 * eps && d.is_finite() {
                 d
             } else {
-                orig.abs().max(1e-30)
+                eps
             };
             let dj = d.sqrt();
             l[j * m + j] = dj;
@@ -1484,6 +1518,43 @@ pub(crate) mod tests {
                 assert!(
                     (half - full).abs() < 1e-5 * full,
                     "{half} vs {full} ({nx}x{ny})"
+                );
+            }
+        }
+    }
+
+    /// Cloth lying on a body: every free vertex's contact normal prescribed. The aggregates'
+    /// translations along that normal are filtered out of T up to f32 rounding, which leaves the
+    /// first coarse level's diagonal blocks singular but for rounding; the V-cycle must stay
+    /// positive definite (and equal to its quadratic form) regardless. Without the shift in
+    /// [`chol_inv`], rᵀM⁻¹r came out negative here.
+    #[test]
+    fn v_cycle_stays_positive_definite_with_every_vertex_in_contact() {
+        for (nx, ny) in [(60, 40), (33, 31)] {
+            let (a, mut filter, x) = membrane(nx, ny, 0.01, 0.01);
+            // A tilted normal, so that S·n is rounding rather than an exact zero.
+            let normal = glam::Vec3::new(0.3, -0.2, 1.0).normalize();
+            for f in filter.iter_mut().filter(|f| **f == Filter::Free) {
+                *f = Filter::Plane(normal);
+            }
+            let mut amg = Amg::new();
+            amg.build(&a, &filter, &x, &x);
+            let n = nx * ny;
+            let mut z = vec![Vec3A::ZERO; n];
+            let mut partials = Partials::default();
+            for seed in 1..9u64 {
+                let r: Vec<Vec3A> = rand_vec(n, seed)
+                    .iter()
+                    .zip(&filter)
+                    .map(|(v, f)| f.apply_a(*v))
+                    .collect();
+                amg.apply(&r, &mut z);
+                let full = dot(&r, &z);
+                let half = amg.quadratic(&r, &mut partials);
+                assert!(full > 0.0, "rᵀM⁻¹r = {full} ({nx}x{ny}, seed {seed})");
+                assert!(
+                    (half - full).abs() < 1e-4 * full,
+                    "{half} vs {full} ({nx}x{ny}, seed {seed})"
                 );
             }
         }

@@ -7,11 +7,12 @@
 //! stops converging within the iteration cap (the thin-skirt-walk bench: 137 iterations per
 //! substep and a quarter of the substeps rejected, against 14 for AMG and none rejected; the bake
 //! is several times faster with AMG), so `Auto` takes AMG where the typical triangle is thin, and
-//! IC(0) otherwise. IC(0)'s iterations grow with the vertex count and AMG's do not, and until
-//! 2026-11-26 `Auto` took AMG from 32,768 vertices on too (the 65k sheet-on-sphere bench: 1.4×
-//! faster than plain IC(0)); since IC(0)'s deflation takes 64-vertex aggregates on such meshes
-//! ([`super::deflation::LARGE_FROM`]) it is about 1.1× faster than AMG there (BENCHMARKS.md,
-//! "Deflation on large meshes").
+//! IC(0) otherwise. IC(0)'s iterations grow with the vertex count and AMG's do not: from
+//! [`AMG_FROM`] vertices on `Auto` takes AMG whatever the shape (the 65k sheet-on-sphere bench:
+//! 1.25× faster than IC(0) with its 64-vertex-aggregate deflation, 8.5 CG iterations per
+//! substep against 16.1; BENCHMARKS.md, "An indefinite V-cycle on cloth in contact"). From
+//! 2026-11-26 to 2026-11-28 it kept IC(0) there: AMG then took more substeps on that sheet,
+//! because its V-cycle went indefinite where the cloth lay on the sphere.
 
 use super::mpcg::Preconditioner;
 use glam::Vec3;
@@ -55,6 +56,11 @@ impl AutoWatch {
 /// IC(0) still needs only 1.1× its iterations on square cells.
 pub const THIN_ASPECT: f32 = 8.0;
 
+/// Vertex count from which `Auto` takes AMG on any mesh: 32k and 65k sheets on a sphere 1.14–1.45×
+/// and 1.22–1.25× faster with AMG, a 16k sheet 1.2× slower, the 10k dress 1.6× slower
+/// (BENCHMARKS.md, "An indefinite V-cycle on cloth in contact").
+pub const AMG_FROM: usize = 32_768;
+
 /// Longest edge over the altitude onto it, |e|² / (2·area): 2/√3 for an equilateral triangle,
 /// 2 for half a square, ≈ k for a right triangle with legs 1 and k ≫ 1; infinite if degenerate.
 pub fn aspect(a: Vec3, b: Vec3, c: Vec3) -> f32 {
@@ -85,11 +91,15 @@ pub fn median_aspect(x: &[Vec3], triangles: &[[u32; 3]]) -> Option<f32> {
 }
 
 /// The preconditioner [`Preconditioner::Auto`] resolves to for a mesh with rest positions `rest`
-/// (m): [`Preconditioner::Amg`] if its median triangle is thin ([`THIN_ASPECT`]), else
-/// [`Preconditioner::IncompleteCholesky`]. Any other `requested` value is returned unchanged.
+/// (m): [`Preconditioner::Amg`] if it has [`AMG_FROM`] vertices or more, or if its median
+/// triangle is thin ([`THIN_ASPECT`]), else [`Preconditioner::IncompleteCholesky`]. Any other
+/// `requested` value is returned unchanged.
 pub fn resolve(requested: Preconditioner, rest: &[Vec3], triangles: &[[u32; 3]]) -> Preconditioner {
     if requested != Preconditioner::Auto {
         return requested;
+    }
+    if rest.len() >= AMG_FROM && !triangles.is_empty() {
+        return Preconditioner::Amg;
     }
     match median_aspect(rest, triangles) {
         Some(m) if m >= THIN_ASPECT => Preconditioner::Amg,
@@ -172,17 +182,20 @@ mod tests {
         assert_eq!(w.amg_from, Some(4));
     }
 
-    /// Large meshes (where IC(0) deflates with small aggregates) keep IC(0) when well shaped and
-    /// take AMG when thin.
+    /// Meshes of [`AMG_FROM`] vertices or more take AMG whatever their shape; a well-shaped 181²
+    /// grid just below keeps IC(0).
     #[test]
-    fn auto_decides_large_meshes_by_shape() {
-        let (x, t) = grid(200, 200, 0.01, 0.01);
-        assert!(x.len() >= super::super::deflation::LARGE_FROM);
+    fn auto_takes_amg_on_large_meshes() {
+        let (x, t) = grid(256, 128, 0.01, 0.01);
+        assert_eq!(x.len(), AMG_FROM);
+        assert_eq!(resolve(Preconditioner::Auto, &x, &t), Preconditioner::Amg);
+        let (x, t) = grid(256, 128, 0.01, 0.0005);
+        assert_eq!(resolve(Preconditioner::Auto, &x, &t), Preconditioner::Amg);
+        let (x, t) = grid(181, 181, 0.01, 0.01);
+        assert!(x.len() < AMG_FROM);
         assert_eq!(
             resolve(Preconditioner::Auto, &x, &t),
             Preconditioner::IncompleteCholesky
         );
-        let (x, t) = grid(200, 200, 0.01, 0.0005);
-        assert_eq!(resolve(Preconditioner::Auto, &x, &t), Preconditioner::Amg);
     }
 }

@@ -65,8 +65,10 @@ const MAX_AGGREGATES: usize = 64;
 /// aggregates of 64 vertices took 6,946 CG iterations in all, 4,118 ms per frame, against
 /// 10,811 and 5,602 ms with 1,024 aggregates and the contact rule, and 3,648 iterations of the
 /// SA-AMG V-cycle at 5,472 ms (its per-solve refill about 100 ms); over three CG tolerances
-/// 0.98–1.04e-3 67.7 s against AMG's 74.4 s (BENCHMARKS.md, "Deflation on large meshes"), which
-/// is why [`super::choice::resolve`] keeps IC(0) there.
+/// 0.98–1.04e-3 67.7 s against AMG's 74.4 s (BENCHMARKS.md, "Deflation on large meshes"). Since
+/// AMG's V-cycle stays definite on cloth in contact, [`super::choice::resolve`] takes AMG from
+/// [`super::choice::AMG_FROM`] (this same count) vertices on: IC(0) deflates this way when chosen
+/// explicitly.
 pub const LARGE_FROM: usize = 32_768;
 
 /// At most this many aggregates from [`LARGE_FROM`] vertices on (6,144 coarse unknowns).

@@ -113,7 +113,8 @@ pub enum Preconditioner {
     /// and hardly with triangle shape (BENCHMARKS.md).
     Amg,
     /// Chosen from the rest mesh when the simulation is built ([`super::choice::resolve`]):
-    /// AMG where the typical triangle is thin, IC(0) otherwise. A solve
+    /// AMG where the typical triangle is thin or the mesh has 32,768 vertices or more, IC(0)
+    /// otherwise. A solve
     /// given `Auto` directly
     /// (no mesh at hand) uses IC(0).
     #[default]
