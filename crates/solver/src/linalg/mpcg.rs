@@ -171,8 +171,11 @@ pub struct Problem<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CgResult {
     pub iterations: u32,
-    /// sqrt(rᵀP⁻¹r / b̂ᵀP⁻¹b̂) at exit: the filtered residual relative to the filtered right-hand side.
+    /// sqrt(|rᵀP⁻¹r| / b̂ᵀP⁻¹b̂) at exit: the filtered residual relative to the filtered right-hand
+    /// side.
     pub residual: f32,
+    /// |rᵀP⁻¹r| reached the tolerance: a negative rᵀP⁻¹r (a preconditioner that is not positive
+    /// definite) larger than that is not convergence.
     pub converged: bool,
     /// A non-finite value appeared (the solution is not usable).
     pub non_finite: bool,
@@ -715,14 +718,18 @@ impl Mpcg {
         }
         lap.lap(&mut self.times.iterations);
         let finite = delta.is_finite();
+        // δ = rᵀP⁻¹r < 0 beyond the target's size means P⁻¹ is not positive definite on r (a
+        // V-cycle with a smoother past its bound did this: BENCHMARKS.md, "An indefinite V-cycle
+        // on cloth in contact"): the loop stops there, but r is not small, so it is no
+        // convergence. Within ±target it is rounding near convergence.
         CgResult {
             iterations: it,
             residual: if finite {
-                (delta.max(0.0) / delta0).sqrt() as f32
+                (delta.abs() / delta0).sqrt() as f32
             } else {
                 f32::NAN
             },
-            converged: finite && delta <= target,
+            converged: finite && delta.abs() <= target,
             non_finite: !finite,
             ic_shift,
         }
@@ -947,6 +954,43 @@ mod tests {
             .iter()
             .zip(&x3)
             .all(|(p, q)| p.to_array() == q.to_array()));
+    }
+
+    /// A preconditioner that is not positive definite (block Jacobi of a matrix with an indefinite
+    /// diagonal block) gives rᵀP⁻¹r < 0 at the start: MPCG stops there, and must say it did not
+    /// converge (it reported convergence after 0 iterations before).
+    #[test]
+    fn negative_delta_is_not_convergence() {
+        let n = 4;
+        let pairs: Vec<[u32; 2]> = (0..n as u32 - 1).map(|i| [i, i + 1]).collect();
+        let mut a = BlockMatrix::new(BlockPattern::from_pairs(n, &pairs));
+        for d in a.diag.iter_mut() {
+            *d = Mat3A::from_diagonal(Vec3::splat(4.0));
+        }
+        for o in a.off.iter_mut() {
+            *o = Mat3A::from_diagonal(Vec3::splat(-1.0));
+        }
+        a.diag[0] = Mat3A::from_diagonal(Vec3::new(4.0, 4.0, -4.0));
+        let mut b = vec![Vec3::ZERO; n];
+        b[0] = Vec3::Z;
+        let filter = vec![Filter::Free; n];
+        let (res, _) = solve_from_zero(
+            &a,
+            &filter,
+            &line(n),
+            &b,
+            &vec![1.0; n],
+            CgSettings {
+                tolerance: 1e-3,
+                max_iterations: 100,
+                velocity_floor: 0.1,
+                preconditioner: Preconditioner::BlockJacobi,
+                first_shift: 0,
+                deflation: false,
+            },
+        );
+        assert!(!res.converged, "{res:?}");
+        assert!(res.residual > 1.0, "{res:?}");
     }
 
     #[test]
